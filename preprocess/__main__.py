@@ -1,0 +1,5 @@
+import sys
+
+from preprocess.cli import main
+
+sys.exit(main())

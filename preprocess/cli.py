@@ -1,0 +1,271 @@
+"""`python -m preprocess`: the same functions the Snakemake rules call, for one subset or one source."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from preprocess import reports
+from preprocess.errors import PreprocessError
+
+DEFAULT_RESULTS = Path("results")
+
+
+def _data_options(parser: argparse.ArgumentParser, basedir_positional: bool = False) -> None:
+    parser.add_argument("--config", help="YAML file with the keys of config.yaml (overrides it)")
+    parser.add_argument("--raw-root", dest="raw_root", help="folder holding the raw downloads")
+    if not basedir_positional:
+        parser.add_argument("--data-basedir", dest="data_basedir", help="the canonical benchmark tree")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="workflow results folder (checksum cache, reports); default ./results",
+    )
+
+
+def _settings(args, need_raw: bool = True):
+    from preprocess.config import load_settings
+
+    config = args.config
+    if config is None and Path("config.yaml").exists():
+        config = "config.yaml"
+    return load_settings(
+        config, data_basedir=getattr(args, "data_basedir", None), raw_root=getattr(args, "raw_root", None)
+    )
+
+
+def cmd_list(args) -> int:
+    from preprocess.registry import load_registry
+
+    registry = load_registry()
+    rows = []
+    for subset in registry.subsets:
+        access = sorted({registry.source(s).access for s in subset.source_ids})
+        rows.append(
+            {
+                "subset": subset.key,
+                "kind": "+".join(c.kind for c in subset.conversions),
+                "sources": ",".join(subset.source_ids),
+                "access": ",".join(access),
+                "image_root": subset.image_root or "",
+                "tasks": len(subset.tasks),
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        from preprocess import tables
+
+        print(tables.render(list(rows[0]), [list(r.values()) for r in rows]))
+        print(f"\n{len(rows)} subsets, {sum(r['tasks'] for r in rows)} task files, {len(registry.sources)} sources")
+    return 0
+
+
+def cmd_info(args) -> int:
+    from preprocess.registry import load_registry
+
+    registry = load_registry()
+    if args.name in registry.sources:
+        source = registry.source(args.name)
+        data = asdict(source)
+        users = [s.key for s in registry.subsets if source.id in s.source_ids]
+        print(json.dumps({**data, "used_by": users}, indent=2) if args.json else _source_text(source, users))
+        return 0
+    subset = registry.subset(args.name)
+    if args.json:
+        print(json.dumps(asdict(subset), indent=2))
+        return 0
+    print(f"{subset.key}\n  image root: {subset.image_root or '(text only)'}")
+    print(f"  task files: {', '.join(subset.tasks)}")
+    for source_id, specs in registry.files_needed(subset).items():
+        print(f"  source {source_id}: {', '.join(s.label for s in specs)}")
+    for conversion in subset.conversions:
+        print(f"  conversion {conversion.name}: {conversion.kind} {json.dumps(conversion.params)}")
+    return 0
+
+
+def _source_text(source, users) -> str:
+    lines = [
+        f"{source.id}: {source.name}",
+        f"  access: {source.access}",
+        f"  licence: {source.licence}",
+        f"  homepage: {source.homepage}",
+        f"  download: {source.download}",
+        f"  raw folder: <raw_root>/{source.raw_dir}/",
+    ]
+    if source.variant:
+        lines.append(f"  variant: {source.variant}")
+    lines += [
+        f"  expects: {f.label}" + (f" (>= {f.min_count})" if f.glob else "") + (f" md5 {f.md5}" if f.md5 else "")
+        for f in source.files
+    ]
+    lines += [f"  used by: {', '.join(users)}", "", "How to get it:", source.instructions]
+    return "\n".join(lines)
+
+
+def _check(args):
+    from preprocess import steps
+
+    settings = _settings(args)
+    registry = settings.registry()
+    source_ids = args.source or sorted({s for sub in registry.select(settings.subsets) for s in sub.source_ids})
+    report_dir = Path(args.report_dir) if args.report_dir else None
+    return settings, registry, steps.check_sources(settings, registry, source_ids, args.results, report_dir)
+
+
+def cmd_check(args) -> int:
+    settings, registry, checks = _check(args)
+    for source_id in checks:
+        if not settings.verifies_checksums(source_id):
+            print(
+                f"warning: checksum verification is off for {source_id} (verify_checksums in the config)",
+                file=sys.stderr,
+            )
+    print(reports.check_table(registry, checks))
+    text = reports.instructions_text(registry, checks)
+    if text and not args.quiet:
+        print("\n" + text)
+    not_present = [c for c in checks.values() if c.status != "present"]
+    return 1 if (args.strict and not_present) else 0
+
+
+def cmd_convert(args) -> int:
+    from preprocess import steps
+
+    settings = _settings(args)
+    shard, shards = _parse_shard(args.shard)
+    manifest = Path(args.manifest) if args.manifest else None
+    steps.convert(settings, settings.registry(), args.subset, args.conversion, shard, shards, args.results, manifest)
+    return 0
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    try:
+        index, count = (int(x) for x in text.split("/"))
+        if not 1 <= index <= count:
+            raise ValueError
+    except ValueError:
+        raise PreprocessError(f"--shard takes I/N with 1 <= I <= N, got {text!r}") from None
+    return index - 1, count
+
+
+def cmd_validate(args) -> int:
+    from preprocess import validate
+    from preprocess.config import load_settings
+    from preprocess.fsutil import atomic_write_json
+
+    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    registry = settings.registry()
+    # Without a raw root no link may leave the image roots (the symlink farm needs one).
+    raw_root = settings.raw_root if (args.raw_root or args.config) else None
+    subsets = registry.select(args.subset) if args.subset else list(registry.subsets)
+    decode = args.decode or settings.validate_decode
+    all_reports, states = [], {}
+    for subset in subsets:
+        subset_reports = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, decode)
+        states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
+        if states[subset.key] in ("ok", "failed") or args.subset:
+            all_reports += subset_reports
+    if not args.subset:
+        all_reports += validate.validate_train_data(settings.data_basedir, decode)
+    print(reports.validation_table(all_reports) if all_reports else "no task files found")
+    failures = reports.failures_text(all_reports)
+    if failures:
+        print("\n" + failures)
+    not_built = [k for k, s in states.items() if s == "not built"]
+    if not_built and not args.subset:
+        print(f"\nnot built (image root absent): {', '.join(not_built)}")
+    unknown = validate.unknown_task_folders(registry, settings.data_basedir)
+    if unknown:
+        print(f"\ntask folders the registry does not know (not validated): {', '.join(unknown)}")
+    if args.report:
+        atomic_write_json(
+            Path(args.report),
+            {
+                "subsets": states,
+                "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in all_reports],
+            },
+        )
+    requested_failed = args.subset and any(s == "not built" for s in states.values())
+    return 1 if any(not r.passed for r in all_reports) or requested_failed else 0
+
+
+def cmd_demo(args) -> int:
+    from preprocess.demo import write_demo
+
+    out = write_demo(Path(args.directory), force=args.force)
+    print(f"demo written to {out}: raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}")
+    return 0
+
+
+def cmd_register(args) -> int:
+    from preprocess.register import register_source
+
+    settings = _settings(args)
+    registry = settings.registry()
+    text = register_source(registry, settings, args.source, Path(args.out))
+    print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m preprocess", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="all 56 subsets: kind, sources, access, image root")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("info", help="one subset or source, with download instructions")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("check", help="check raw downloads: present, missing, incomplete, corrupt")
+    _data_options(p)
+    p.add_argument("--source", nargs="+", help="sources to check (default: those of the selected subsets)")
+    p.add_argument("--report-dir", help="write one JSON report per source here")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a source is not present")
+    p.add_argument("--quiet", action="store_true", help="do not print instructions")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("convert", help="build one subset (or one shard of one conversion)")
+    p.add_argument("subset")
+    _data_options(p)
+    p.add_argument("--conversion", help="only this conversion of the subset")
+    p.add_argument("--shard", default="1/1", help="I/N: build the I-th of N shards (default 1/1)")
+    p.add_argument("--manifest", help="where to write the manifest (default under --results)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("validate", help="check every image path of every task JSON")
+    p.add_argument("data_basedir", metavar="DATA_BASEDIR")
+    _data_options(p, basedir_positional=True)
+    p.add_argument("--subset", nargs="+", help="only these subsets (then 'not built' is a failure)")
+    p.add_argument("--decode", choices=["quick", "full"], help="quick (default) or full image decoding")
+    p.add_argument("--report", help="write the JSON report (every failing path with its reason) here")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("demo", help="write the embedded demo: a tiny raw root and release tree")
+    p.add_argument("directory")
+    p.add_argument("--force", action="store_true", help="rewrite an existing demo")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("register", help="record MD5s of your own raw copy of a source (an override file)")
+    p.add_argument("source")
+    _data_options(p)
+    p.add_argument("--out", required=True, help="override YAML to write (use as registry_overrides)")
+    p.set_defaults(func=cmd_register)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PreprocessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,98 @@
+"""Build settings: config.yaml keys, their defaults, and the schema check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from preprocess.errors import ConfigError
+from preprocess.registry import Registry, check_schema, load_registry
+
+DEFAULTS = {
+    "subsets": "all",
+    "demo": False,
+    "source_variants": {},
+    "registry_overrides": None,
+    "verify_checksums": True,
+    "validate_decode": "quick",
+    "overwrite_existing": False,
+    "shards": {},
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_basedir: Path
+    raw_root: Path
+    subsets: object
+    demo: bool
+    source_variants: dict
+    registry_overrides: Path | None
+    verify_checksums: object
+    validate_decode: str
+    overwrite_existing: bool
+    shards: dict
+
+    def verifies_checksums(self, source_id: str) -> bool:
+        if isinstance(self.verify_checksums, bool):
+            return self.verify_checksums
+        return self.verify_checksums.get(source_id, True)
+
+    def registry(self) -> Registry:
+        return load_registry(self.registry_overrides, self.source_variants)
+
+
+def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
+    """Fill defaults, check the schema, make relative paths relative to `base_dir` (the config's folder)."""
+    merged = {**DEFAULTS, **{k: v for k, v in values.items() if v is not None or k not in DEFAULTS}}
+    check_schema(merged, "config.schema.yaml", "the configuration", error=ConfigError)
+    base = base_dir or Path.cwd()
+
+    def resolve(path):
+        return None if path is None else (base / Path(path).expanduser()).resolve()
+
+    return Settings(
+        data_basedir=resolve(merged["data_basedir"]),
+        raw_root=resolve(merged["raw_root"]),
+        subsets=merged["subsets"],
+        demo=bool(merged["demo"]),
+        source_variants={k: str(v) for k, v in merged["source_variants"].items()},
+        registry_overrides=resolve(merged["registry_overrides"]),
+        verify_checksums=merged["verify_checksums"],
+        validate_decode=merged["validate_decode"],
+        overwrite_existing=bool(merged["overwrite_existing"]),
+        shards=dict(merged["shards"]),
+    )
+
+
+def read_config_file(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    if not isinstance(values, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys (see config.yaml)")
+    return values
+
+
+def load_settings(config_file: str | Path | None = None, require_raw: bool = True, **cli_values) -> Settings:
+    """Settings from a config file (optional) overridden by command-line values that are not None."""
+    values: dict = {}
+    base = Path.cwd()
+    if config_file:
+        values = read_config_file(config_file)
+        base = Path(config_file).resolve().parent
+    for key, value in cli_values.items():
+        if value is not None:
+            values[key] = str(Path(value).resolve()) if key in ("data_basedir", "raw_root") else value
+    if not require_raw and "data_basedir" in values:
+        # Commands that read only DATA_BASEDIR still get a complete Settings object.
+        values.setdefault("raw_root", values["data_basedir"])
+    for key in ("data_basedir", "raw_root"):
+        if key not in values:
+            raise ConfigError(f"no {key}: pass --{key.replace('_', '-')} DIR or a --config file that sets it")
+    values.setdefault("subsets", "all")
+    return settings_from_dict(values, base)

@@ -1,0 +1,18 @@
+"""Conversion kinds: each turns one subset's raw download into files under its image root."""
+
+from __future__ import annotations
+
+from preprocess.convert import image_folder, symlink_farm
+from preprocess.convert.base import ConversionContext, run_conversion
+
+# kind -> module with `plan(ctx) -> list[item]` and `build(ctx, items) -> None`
+KINDS = {
+    "image_folder": image_folder,
+    "symlink_farm": symlink_farm,
+}
+
+__all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]
+
+
+def available(kind: str) -> bool:
+    return kind in KINDS

@@ -1,0 +1,147 @@
+"""What every conversion shares: its context, sharding, safe placement of files, the manifest."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from preprocess import layout
+from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
+from preprocess.fsutil import atomic_write_text, file_digest, is_within, same_bytes
+from preprocess.registry import Conversion, Registry, Source, Subset
+
+
+@dataclass
+class ConversionContext:
+    registry: Registry
+    settings: object
+    subset: Subset
+    conversion: Conversion
+    shard: int = 0
+    shards: int = 1
+    written: list[tuple[str, str, str]] = field(default_factory=list)  # (path, kind, detail)
+    log: object = print
+
+    @property
+    def params(self) -> dict:
+        return self.conversion.params
+
+    @property
+    def image_root(self) -> Path:
+        return layout.image_root(self.settings.data_basedir, self.subset)
+
+    def source(self, source_id: str | None = None) -> Source:
+        if source_id is None:
+            if len(self.subset.sources) != 1:
+                raise PreprocessError(
+                    f"{self.subset.key}/{self.conversion.name}: several sources, name one in params.source"
+                )
+            source_id = self.subset.sources[0].source
+        return self.registry.source(source_id)
+
+    def raw_dir(self, source_id: str | None = None) -> Path:
+        return layout.raw_dir(self.settings.raw_root, self.source(source_id))
+
+    def mine(self, items: list) -> list:
+        """This shard's items: position modulo the shard count, over a stable order."""
+        return [item for index, item in enumerate(items) if index % self.shards == self.shard]
+
+    def output_path(self, relative: str) -> Path:
+        root = self.image_root
+        target = Path(os.path.normpath(root / relative))
+        if not is_within(target, [Path(os.path.normpath(root))]):
+            raise OutputConflictError(f"{self.subset.key}: output {relative!r} would land outside {root}")
+        return target
+
+    def place_file(self, source_file: Path, relative: str) -> None:
+        """Hard-link (same file system) or copy a raw file into the image root, atomically."""
+        target = self.output_path(relative)
+        if target.exists() or target.is_symlink():
+            if self._holds_same_file(target, source_file):
+                self._record(target, "file")
+                return
+            if not self.settings.overwrite_existing:
+                raise OutputConflictError(
+                    f"{target} already exists with other content than {source_file}; the pipeline does not "
+                    "overwrite it. Move it away, or set overwrite_existing: true to replace it"
+                )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        os.close(fd)
+        os.unlink(tmp)
+        try:
+            try:
+                os.link(source_file, tmp)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EACCES, errno.EMLINK):
+                    raise
+                shutil.copyfile(source_file, tmp)
+            os.replace(tmp, target)
+        except FileNotFoundError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise RawDataError(f"raw file vanished while placing it: {source_file}") from exc
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._record(target, "file")
+
+    @staticmethod
+    def _holds_same_file(target: Path, source_file: Path) -> bool:
+        if target.is_symlink() or not target.is_file():
+            return False
+        return os.path.samefile(target, source_file) or same_bytes(target, source_file)
+
+    def place_symlink(self, link: Path, target: Path) -> None:
+        """Create link -> target, keep it if it already points there, refuse to replace anything else."""
+        if not target.exists():
+            raise RawDataError(f"link target {target} does not exist; check the raw download")
+        if link.is_symlink():
+            if Path(os.readlink(link)) == target:
+                self._record(link, "symlink", str(target))
+                return
+            raise OutputConflictError(
+                f"{link} is a link to {os.readlink(link)}, not to {target}; remove that link yourself "
+                "if it is stale (the pipeline never deletes what it did not create)"
+            )
+        if link.exists():
+            raise OutputConflictError(
+                f"{link} is a real {'folder' if link.is_dir() else 'file'} where a link to {target} belongs; "
+                "move it away (the pipeline never deletes it)"
+            )
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+        self._record(link, "symlink", str(target))
+
+    def _record(self, path: Path, kind: str, detail: str | None = None) -> None:
+        relative = str(path.relative_to(self.settings.data_basedir))
+        if detail is None:
+            detail = f"{path.stat().st_size}:{file_digest(path, 'sha256')}"
+        self.written.append((relative, kind, detail))
+
+
+def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:
+    """Plan, build this shard, write the manifest last (it doubles as the done-marker)."""
+    module = kinds.get(ctx.conversion.kind)
+    if module is None:
+        raise PreprocessError(
+            f"{ctx.subset.key}: conversion kind {ctx.conversion.kind!r} is not available in this version "
+            f"(available: {', '.join(sorted(kinds))})"
+        )
+    started = time.monotonic()
+    items = ctx.mine(module.plan(ctx))
+    ctx.log(f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}: {len(items)} items")
+    module.build(ctx, items)
+    ctx.written.sort()
+    ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.1f} s")
+    if manifest is not None:
+        lines = ["path\tkind\tdetail"] + ["\t".join(row) for row in ctx.written]
+        atomic_write_text(manifest, "\n".join(lines) + "\n")
+    return ctx.written

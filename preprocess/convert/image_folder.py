@@ -1,0 +1,50 @@
+"""Place plain image files of a raw download into the image root (hard link, else copy).
+
+params:
+  sources   glob patterns relative to the source's raw folder, tried in order; the first that matches
+            anything is used (archives unpack under varying root folders)
+  target    name template relative to the image root: {name} file name, {parent} its folder's name
+  source    source id, when the subset has several
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+from pathlib import Path
+
+from preprocess.errors import RawDataError
+
+
+def plan(ctx) -> list[tuple[Path, str]]:
+    base = ctx.raw_dir(ctx.params.get("source"))
+    patterns = ctx.params["sources"]
+    for pattern in patterns:
+        matches = sorted(
+            Path(p) for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern), recursive=True)
+        )
+        matches = [m for m in matches if m.is_file()]
+        if matches:
+            break
+    else:
+        raise RawDataError(
+            f"{ctx.subset.key}: no file under {base} matches any of {patterns}; "
+            "check the layout with `python -m preprocess check`"
+        )
+    template = ctx.params.get("target", "{name}")
+    items, seen = [], {}
+    for path in matches:
+        relative = template.format(name=path.name, parent=path.parent.name, stem=path.stem)
+        if relative in seen:
+            raise RawDataError(
+                f"{ctx.subset.key}: {seen[relative]} and {path} would both become {relative!r}; "
+                "the raw folder holds duplicates (an archive extracted twice?)"
+            )
+        seen[relative] = path
+        items.append((path, relative))
+    return items
+
+
+def build(ctx, items) -> None:
+    for source_file, relative in items:
+        ctx.place_file(source_file, relative)

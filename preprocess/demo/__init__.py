@@ -1,0 +1,91 @@
+"""The embedded demo: a tiny raw root, a tiny release tree and the config that builds them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from preprocess import layout
+from preprocess.demo.sources import WRITERS
+from preprocess.errors import PreprocessError
+from preprocess.register import observed_files
+from preprocess.registry import Registry, load_registry
+
+MARKER = ".medheb-demo"
+
+
+def write_demo(directory: Path, force: bool = False) -> Path:
+    """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically."""
+    directory = Path(directory).resolve()
+    if (directory / MARKER).exists() and not force:
+        return directory
+    if directory.exists() and any(directory.iterdir()) and not (directory / MARKER).exists():
+        raise PreprocessError(f"{directory} exists and is not a demo folder; choose an empty or new folder")
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        _write(staging)
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return directory
+
+
+def _write(out: Path) -> None:
+    registry = load_registry()
+    raw_root, data_basedir = out / "raw", out / "DATA_BASEDIR"
+    referenced: dict[str, list[str]] = {}
+    overrides = {}
+    for source_id, writer in WRITERS.items():
+        source = registry.source(source_id)
+        referenced.update(writer(layout.raw_dir(raw_root, source)))
+        overrides[source_id] = {"files": observed_files(source, raw_root)}
+    (out / "registry-overrides.yaml").write_text(
+        "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"
+        + yaml.safe_dump({"sources": overrides}, sort_keys=True), encoding="utf-8")
+    _write_release(registry, data_basedir, referenced)
+    (out / MARKER).write_text("written by python -m preprocess demo\n", encoding="utf-8")
+
+
+def _write_release(registry: Registry, data_basedir: Path, referenced: dict[str, list[str]]) -> None:
+    for key, images in sorted(referenced.items()):
+        subset = registry.subset(key)
+        for name in subset.tasks:
+            records = _records(name, images) if images else _text_records()
+            path = layout.task_dir(data_basedir, subset) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    aptos = referenced["2D_Task/APTOS"]
+    train = data_basedir / "Train_Data" / "2D_Task" / "APTOS" / "APTOS_train.jsonl"
+    train.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"messages": [{"role": "user", "content": "<image>What is the severity?"}],
+              "images": [f"./2D_Images/APTOS/train_images/{name}"],
+              "positive_messages": [[{"role": "user", "content": "Mild"}]]} for name in aptos]
+    train.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def _records(task_name: str, images: list[str]) -> list[dict]:
+    """Records shaped like the benchmark's: image->text, image->image, text->image."""
+    if "t2i" in task_name:
+        return [{"qry_inst": "Find the image that matches the description:", "qry_text": f"finding {n}",
+                 "qry_img_path": "", "tgt_text": ["" for _ in images], "tgt_img_path": images}
+                for n in range(2)]
+    if "i2i" in task_name:
+        return [{"qry_inst": "Find the same category image with the provided image:", "qry_text": "",
+                 "qry_img_path": image, "tgt_text": ["" for _ in images[:3]], "tgt_img_path": images[:3]}
+                for image in images]
+    return [{"qry_inst": "Classify the image:", "qry_text": "", "qry_img_path": image,
+             "tgt_text": ["normal", "abnormal"], "qry_modality": "image"} for image in images]
+
+
+def _text_records() -> list[dict]:
+    return [{"qry_inst": "Find the answer to the question:", "qry_text": "What helps dehydration?",
+             "qry_img_path": "", "tgt_text": ["Drink water.", "Sleep."]}]

@@ -1,0 +1,166 @@
+"""Demo raw downloads: tiny copies with the trees, names and quirks of the real ones.
+
+Each writer fills one source's raw folder and returns, per subset, the image paths the subset's task
+JSONs will reference (relative to the subset's image root).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from preprocess.demo.images import encode, pattern
+
+
+def _put(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _text(path: Path, text: str) -> None:
+    _put(path, text.encode("utf-8"))
+
+
+def aptos(base: Path) -> dict[str, list[str]]:
+    ids = ["000c1434d8d7", "0024cdab0c1e", "6cd606dc52e9", "82bb8a01935f"]
+    _text(base / "train.csv", "id_code,diagnosis\n" + "".join(f"{i},{n % 5}\n" for n, i in enumerate(ids)))
+    for n, image_id in enumerate(ids):
+        _put(base / "train_images" / f"{image_id}.png", encode(pattern(n, (40, 48)), "PNG"))
+    return {"2D_Task/APTOS": [f"{i}.png" for i in ids]}
+
+
+def isic2019(base: Path) -> dict[str, list[str]]:
+    names = [f"ISIC_00{34321 + n}.jpg" for n in range(3)]
+    for n, name in enumerate(names):
+        _put(base / "ISIC_2019_Test_Input" / name, encode(pattern(10 + n), "JPEG"))
+    _text(base / "ISIC_2019_Test_Input" / "LICENSE.txt", "CC BY-NC 4.0\n")
+    return {"2D_Task/ISIC-2019": names}
+
+
+def brain_tumor_mri(base: Path) -> dict[str, list[str]]:
+    referenced = []
+    names = {"glioma": ["Te-gl_0010.jpg", "Te-glTr_0007.jpg"], "meningioma": ["Te-me_0018.jpg"],
+             "notumor": ["Te-no_0011.jpg"], "pituitary": ["Te-pi_0012.jpg"]}
+    for n, (label, files) in enumerate(sorted(names.items())):
+        for k, name in enumerate(files):
+            _put(base / "Testing" / label / name, encode(pattern(20 + n + k, channels=1), "JPEG"))
+            referenced.append(f"{label}/{name}")
+        _put(base / "Training" / label / f"Tr-{label[:2]}_0001.jpg", encode(pattern(30 + n, channels=1), "JPEG"))
+    return {"2D_Task/Brain-Tumor-MRI": referenced}
+
+
+KVASIR_CLASSES = ["dyed-lifted-polyps", "dyed-resection-margins", "esophagitis", "normal-cecum",
+                  "normal-pylorus", "normal-z-line", "polyps", "ulcerative-colitis"]
+
+
+def kvasir(base: Path) -> dict[str, list[str]]:
+    referenced = []
+    for n, label in enumerate(KVASIR_CLASSES):
+        name = f"{n:02d}a3b9e0-{label[:4]}-4c1d.jpg"
+        _put(base / "kvasir-dataset-v2" / label / name, encode(pattern(40 + n), "JPEG"))
+        referenced.append(f"{label}/{name}")
+    return {"2D_Task/Kvasir": referenced}
+
+
+def lc25000(base: Path) -> dict[str, list[str]]:
+    referenced = []
+    sets = {"colon_image_sets": ["colon_aca", "colon_n"], "lung_image_sets": ["lung_aca", "lung_n", "lung_scc"]}
+    for group, labels in sets.items():
+        for n, label in enumerate(labels):
+            name = f"{label.replace('_', '')}{n + 1}.jpeg"
+            _put(base / "lung_colon_image_set" / group / label / name, encode(pattern(50 + n), "JPEG"))
+            referenced.append(f"{label}/{name}")
+    return {"2D_Task/lc25000": referenced}
+
+
+def rfmid(base: Path) -> dict[str, list[str]]:
+    header = "ID,Disease_Risk,DR,ARMD,MH\n"
+    for split, folder, seed in (("Test_Set", "Test", 60), ("Training_Set", "Training", 70)):
+        for n in range(1, 4):  # ids restart per split: the names collide across splits upstream
+            _put(base / split / split / folder / f"{n}.png", encode(pattern(seed + n), "PNG"))
+    _text(base / "Test_Set" / "Test_Set" / "RFMiD_Testing_Labels.csv",
+          header + "".join(f"{n},1,{n % 2},0,0\n" for n in range(1, 4)))
+    return {"2D_Task/REtinal": [f"{n}.png" for n in range(1, 4)]}
+
+
+MIMIC_IMAGES = [
+    ("p10", "p10000032", "s50414267", "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014"),
+    ("p10", "p10000032", "s53189527", "2a2277a9-b0ded155-c0de8eb9-c124d10e-82c5caab"),
+    ("p11", "p11000011", "s51029426", "1e3bbd9a-4d3d6b9e-5e1c8f76-6b2a7c41-0e6d8b21"),
+]
+
+
+def mimic_cxr_jpg(base: Path) -> dict[str, list[str]]:
+    referenced = []
+    for n in range(10, 20):
+        (base / "files" / f"p{n}").mkdir(parents=True, exist_ok=True)
+    for n, (group, patient, study, dicom) in enumerate(MIMIC_IMAGES):
+        _put(base / "files" / group / patient / study / f"{dicom}.jpg", encode(pattern(80 + n, channels=1), "JPEG"))
+        referenced.append(f"{group}/{patient}/{study}/{dicom}.jpg")
+    rows = "".join(f"{d},{s[1:]},{p[1:]},test\n" for _, p, s, d in MIMIC_IMAGES)
+    _put(base / "mimic-cxr-2.0.0-split.csv.gz",
+         gzip.compress(f"dicom_id,study_id,subject_id,split\n{rows}".encode(), mtime=0))
+    via_files = [f"files/{referenced[-1]}"]
+    return {"2D_Task/MIMIC-CXR-Report": referenced[:2], "2D_Task/MIMIC-CXR-T": referenced[1:] + via_files,
+            "2D_Task/MIMIC-CXR-VQA": referenced}
+
+
+def chexpert_plus(base: Path) -> dict[str, list[str]]:
+    referenced = []
+    for n, (patient, study, view) in enumerate([("patient00001", "study1", "view1_frontal"),
+                                                ("patient00002", "study2", "view2_lateral")]):
+        relative = f"train/{patient}/{study}/{view}.png"
+        _put(base / "PNG" / relative, encode(pattern(90 + n, (48, 40), channels=1), "PNG"))
+        referenced.append(relative)
+    _text(base / "df_chexpert_plus_240401.csv",
+          "path_to_image,section_findings,section_impression\n"
+          f"{referenced[0].replace('.png', '.jpg')},Clear lungs.,No acute process.\n"
+          f"{referenced[1].replace('.png', '.jpg')},Small effusion.,Left effusion.\n")
+    return {"2D_Task/ChexpertPlus": referenced, "Text_Task/ChexpertPlus": []}
+
+
+def medmcqa(base: Path) -> dict[str, list[str]]:
+    rows = [{"id": f"q{n}", "question": f"Demo question {n}?", "opa": "A", "opb": "B", "opc": "C", "opd": "D",
+             "cop": 1 + n % 4, "choice_type": "single", "exp": "", "subject_name": "Anatomy",
+             "topic_name": None} for n in range(3)]
+    _text(base / "dev.json", "".join(json.dumps(r) + "\n" for r in rows))  # JSON Lines despite the name
+    return {"Text_Task/MedMCQA": []}
+
+
+def pubmedqa(base: Path) -> dict[str, list[str]]:
+    entry = {"QUESTION": "Does the demo work?", "CONTEXTS": ["It runs."], "LABELS": ["RESULTS"],
+             "MESHES": [], "YEAR": "2024", "final_decision": "yes", "LONG_ANSWER": "Yes."}
+    _text(base / "ori_pqal.json", json.dumps({"12345678": entry}))
+    _text(base / "test_ground_truth.json", json.dumps({"12345678": "yes"}))
+    return {"Text_Task/PubMedQA": []}
+
+
+def medical_qa(base: Path) -> dict[str, list[str]]:
+    _text(base / "corpus.jsonl", '{"_id": "d1", "title": "", "text": "Drink water."}\n')
+    _text(base / "queries.jsonl", '{"_id": "q1", "text": "What helps dehydration?"}\n')
+    _text(base / "qrels" / "default.jsonl", '{"query-id": "q1", "corpus-id": "d1", "score": 1}\n')
+    return {"Text_Task/MedicalQARetrieval": []}
+
+
+def publichealthqa(base: Path) -> dict[str, list[str]]:
+    for language in ["arabic", "chinese", "english", "french", "korean", "russian", "spanish", "vietnamese"]:
+        answer = "None" if language == "arabic" else "Wash your hands."
+        _text(base / "data" / f"{language}.csv", f"question,answer\nHow to avoid flu?,{answer}\n")
+    return {"Text_Task/PublicHealthQA": []}
+
+
+WRITERS = {
+    "aptos2019": aptos,
+    "isic2019": isic2019,
+    "brain_tumor_mri": brain_tumor_mri,
+    "kvasir_v2": kvasir,
+    "lc25000": lc25000,
+    "rfmid": rfmid,
+    "mimic_cxr_jpg": mimic_cxr_jpg,
+    "chexpert_plus": chexpert_plus,
+    "medmcqa": medmcqa,
+    "pubmedqa": pubmedqa,
+    "medical_qa_retrieval": medical_qa,
+    "publichealthqa": publichealthqa,
+}

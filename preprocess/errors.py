@@ -1,0 +1,33 @@
+"""One error family: every message says what failed, where, and what to do."""
+
+
+class PreprocessError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class RegistryError(PreprocessError):
+    """The registry (or an override file) does not match its schema or refers to unknown names."""
+
+
+class ConfigError(PreprocessError):
+    """config.yaml or a --config file is invalid."""
+
+
+class RawDataError(PreprocessError):
+    """A raw download is missing, incomplete, corrupt or unreadable."""
+
+
+class OutputConflictError(PreprocessError):
+    """DATA_BASEDIR already holds a different file where the pipeline would write."""
+
+
+class UnsafePathError(PreprocessError):
+    """A path from a JSON, CSV or archive points outside the folder it must stay in."""
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """A ' (did you mean ...?)' hint, or an empty string."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(close)}?)" if close else ""

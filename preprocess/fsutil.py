@@ -1,0 +1,102 @@
+"""File-system helpers: atomic writes, hashing, safe relative paths."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from preprocess.errors import UnsafePathError
+
+_CHUNK = 1 << 20
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary name in the same folder, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, value) -> None:
+    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def file_digest(path: Path, algorithm: str = "md5") -> str:
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            chunk_a, chunk_b = fa.read(_CHUNK), fb.read(_CHUNK)
+            if chunk_a != chunk_b:
+                return False
+            if not chunk_a:
+                return True
+
+
+class ChecksumCache:
+    """MD5s remembered by (path, size, mtime): re-checking an unchanged terabyte copy reads nothing."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.entries: dict = {}
+        self.hits = 0
+        if path and path.exists():
+            try:
+                self.entries = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self.entries = {}
+
+    def md5(self, file: Path) -> str:
+        stat = file.stat()
+        key = str(file.resolve())
+        cached = self.entries.get(key)
+        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
+            self.hits += 1
+            return cached[2]
+        value = file_digest(file, "md5")
+        self.entries[key] = [stat.st_size, stat.st_mtime_ns, value]
+        return value
+
+    def save(self) -> None:
+        if self.path:
+            atomic_write_json(self.path, self.entries)
+
+
+def safe_relative(path_text: str, what: str) -> PurePosixPath:
+    """A relative POSIX path that does not climb out of its folder; raise UnsafePathError otherwise."""
+    if not isinstance(path_text, str) or not path_text:
+        raise UnsafePathError(f"{what}: empty or non-text path {path_text!r}")
+    pure = PurePosixPath(path_text.replace("\\", "/"))
+    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
+        raise UnsafePathError(f"{what}: absolute path {path_text!r} is not allowed (paths are relative)")
+    depth = 0
+    for part in pure.parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            raise UnsafePathError(f"{what}: path {path_text!r} climbs out of its folder with '..'")
+    return pure
+
+
+def is_within(path: Path, roots) -> bool:
+    return any(path == root or root in path.parents for root in roots)

@@ -1,0 +1,40 @@
+"""The one place that builds paths: raw folders, image roots, task files, workflow results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocess.registry import Source, Subset
+
+
+def raw_dir(raw_root: Path, source: Source) -> Path:
+    return raw_root / source.raw_dir
+
+
+def image_root(data_basedir: Path, subset: Subset) -> Path | None:
+    return None if subset.image_root is None else data_basedir / subset.image_root
+
+
+def task_dir(data_basedir: Path, subset: Subset) -> Path:
+    return data_basedir / subset.group / subset.folder
+
+
+def task_files(data_basedir: Path, subset: Subset) -> list[Path]:
+    return [task_dir(data_basedir, subset) / name for name in subset.tasks]
+
+
+def subset_slug(subset: Subset) -> str:
+    """A file-name-safe form of the subset key (group and folder joined by '__')."""
+    return f"{subset.group}__{subset.folder}"
+
+
+def shard_manifest(results: Path, subset: Subset, conversion: str, shard: int, shards: int) -> Path:
+    return results / "convert" / subset.group / subset.folder / f"{conversion}.{shard}-of-{shards}.tsv"
+
+
+def check_report(results: Path, source_id: str) -> Path:
+    return results / "check" / "sources" / f"{source_id}.json"
+
+
+def checksum_cache(results: Path, source_id: str) -> Path:
+    return results / "check" / "md5-cache" / f"{source_id}.json"

@@ -1,0 +1,65 @@
+"""Which subsets a run builds, and why the others are not built."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from preprocess.convert import available
+from preprocess.errors import RawDataError
+from preprocess.rawcheck import SourceCheck, subset_missing
+from preprocess.registry import Registry
+
+BUILD, VALIDATE, SKIP = "build", "validate", "skip"
+
+
+@dataclass
+class SubsetPlan:
+    subset: str
+    action: str  # build | validate (text subsets: nothing to convert) | skip
+    reason: str = ""
+    problems: list[str] = field(default_factory=list)
+    instructions: dict[str, str] = field(default_factory=dict)
+
+
+def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck]) -> list[SubsetPlan]:
+    """One plan per selected subset; a subset named explicitly that cannot be built raises RawDataError."""
+    plans = []
+    for subset in registry.select(selection):
+        if subset.is_text:
+            plans.append(SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert"))
+            continue
+        missing_kinds = sorted({c.kind for c in subset.conversions if not available(c.kind)})
+        problems = subset_missing(registry, subset, checks)
+        if missing_kinds:
+            plans.append(SubsetPlan(subset.key, SKIP, f"conversion not available yet: {', '.join(missing_kinds)}"))
+        elif problems:
+            bad = sorted({p.split(":")[0] for p in problems})
+            statuses = sorted({checks[s].status for s in bad})
+            instructions = {s: checks[s].instructions for s in bad}
+            plans.append(SubsetPlan(subset.key, SKIP, f"raw {'/'.join(statuses)}", problems, instructions))
+        else:
+            plans.append(SubsetPlan(subset.key, BUILD))
+    if selection != "all":
+        blocked = [p for p in plans if p.action == SKIP]
+        if blocked:
+            raise RawDataError(explain_blocked(blocked))
+    return plans
+
+
+def explain_blocked(blocked: list[SubsetPlan]) -> str:
+    lines = ["these subsets were asked for but cannot be built:"]
+    for plan in blocked:
+        lines.append(f"\n{plan.subset}: not built: {plan.reason}")
+        lines += [f"  - {p}" for p in plan.problems[:10]]
+        for source, text in plan.instructions.items():
+            lines.append(f"  How to get {source}:")
+            lines += [f"    {line}" for line in text.splitlines()]
+    return "\n".join(lines)
+
+
+def plan_to_json(plans: list[SubsetPlan]) -> list[dict]:
+    return [asdict(p) for p in plans]
+
+
+def plan_from_json(rows: list[dict]) -> list[SubsetPlan]:
+    return [SubsetPlan(**row) for row in rows]

@@ -1,0 +1,167 @@
+"""Check a raw download: present, missing, incomplete or corrupt, and why."""
+
+from __future__ import annotations
+
+import glob as globlib
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from preprocess import layout
+from preprocess.fsutil import ChecksumCache
+from preprocess.registry import FileSpec, Registry, Source
+
+PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
+
+
+@dataclass
+class FileResult:
+    id: str
+    spec: str
+    status: str  # ok | missing | too_few | corrupt
+    found: list[str] = field(default_factory=list)
+    count: int = 0
+    expected_count: int = 1
+    md5_expected: str | None = None
+    md5_actual: str | None = None
+
+    @property
+    def reason(self) -> str:
+        if self.status == "missing":
+            return f"missing: {self.spec}"
+        if self.status == "too_few":
+            return f"too few files: {self.spec} matches {self.count}, expected at least {self.expected_count}"
+        if self.status == "corrupt":
+            return f"checksum differs: {self.found[0]} md5 {self.md5_actual}, expected {self.md5_expected}"
+        return "ok"
+
+
+@dataclass
+class SourceCheck:
+    source: str
+    status: str
+    raw_dir: str
+    files: list[FileResult]
+    checksums_verified: bool
+    instructions: str
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f.reason for f in self.files if f.status != "ok"]
+
+    def file_ok(self, file_id: str) -> bool:
+        return any(f.id == file_id and f.status == "ok" for f in self.files)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["reasons"] = self.reasons
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> SourceCheck:
+        files = [FileResult(**f) for f in data["files"]]
+        return cls(
+            data["source"], data["status"], data["raw_dir"], files, data["checksums_verified"], data["instructions"]
+        )
+
+
+def _glob(base: Path, pattern: str) -> list[Path]:
+    escaped = globlib.escape(str(base))
+    return sorted(Path(p) for p in globlib.glob(os.path.join(escaped, pattern), recursive=True))
+
+
+def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool) -> FileResult:
+    result = FileResult(spec.id, spec.label, "ok", expected_count=spec.min_count, md5_expected=spec.md5)
+    if spec.glob:
+        matches = _glob(base, spec.glob)
+        result.count = len(matches)
+        result.found = [str(m.relative_to(base)) for m in matches[:3]]
+        if not matches:
+            result.status = "missing"
+        elif len(matches) < spec.min_count:
+            result.status = "too_few"
+        return result
+    for candidate in spec.paths:
+        path = base / candidate
+        if path.exists():
+            result.found, result.count = [candidate], 1
+            if spec.md5 and verify:
+                result.md5_actual = cache.md5(path)
+                if result.md5_actual != spec.md5:
+                    result.status = "corrupt"
+            return result
+    result.status = "missing"
+    return result
+
+
+def check_source(source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True) -> SourceCheck:
+    base = layout.raw_dir(raw_root, source)
+    if base.is_dir():
+        results = [check_file(base, spec, cache, verify) for spec in source.files]
+    else:
+        results = [
+            FileResult(s.id, s.label, "missing", expected_count=s.min_count, md5_expected=s.md5) for s in source.files
+        ]
+    statuses = {r.status for r in results}
+    if statuses == {"missing"}:
+        status = MISSING
+    elif "corrupt" in statuses:
+        status = CORRUPT
+    elif statuses - {"ok"}:
+        status = INCOMPLETE
+    else:
+        status = PRESENT
+    instructions = source.instructions.replace("<raw_root>", str(raw_root))
+    return SourceCheck(source.id, status, str(base), results, verify, instructions)
+
+
+def fingerprint(source: Source, raw_root: Path) -> str:
+    """A cheap digest of what could change a check: stats of the folders and files the specs name.
+
+    Folder mtimes change when entries are added or removed, so no file listing is needed.
+    """
+    base = layout.raw_dir(raw_root, source)
+    digest = hashlib.sha1(json.dumps([source.raw_dir, [asdict(f) for f in source.files]]).encode())
+
+    def add(path: Path) -> None:
+        try:
+            stat = path.stat()
+            digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+        except OSError:
+            digest.update(f"{path}:absent\n".encode())
+
+    add(base)
+    for spec in source.files:
+        for candidate in spec.paths:
+            add(base / candidate)
+        if spec.glob:
+            # Stop at '**': listing a deep tree on every plan would cost seconds.
+            folder_pattern = spec.glob.split("**")[0].rstrip("/") if "**" in spec.glob else os.path.dirname(spec.glob)
+            folders = _glob(base, folder_pattern) if folder_pattern else [base]
+            for folder in folders[:10000]:
+                add(folder)
+    return digest.hexdigest()
+
+
+def check_all(registry: Registry, settings, source_ids, results_dir: Path | None) -> dict[str, SourceCheck]:
+    checks = {}
+    for source_id in source_ids:
+        source = registry.source(source_id)
+        cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)
+        checks[source_id] = check_source(source, settings.raw_root, cache, settings.verifies_checksums(source_id))
+        cache.save()
+    return checks
+
+
+def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck]) -> list[str]:
+    """What the subset needs that its sources' checks did not find whole ('source: reason')."""
+    problems = []
+    for source_id, specs in registry.files_needed(subset).items():
+        check = checks[source_id]
+        for spec in specs:
+            if not check.file_ok(spec.id):
+                result = next(f for f in check.files if f.id == spec.id)
+                problems.append(f"{source_id}: {result.reason}")
+    return problems

@@ -1,0 +1,282 @@
+"""The registry of sources and subsets: loaded from YAML, checked against its schema."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from preprocess.errors import RegistryError, did_you_mean
+
+PACKAGE_DIR = Path(__file__).parent
+REGISTRY_DIR = PACKAGE_DIR / "registry"
+SCHEMA_DIR = PACKAGE_DIR / "schemas"
+GROUPS = ("2D_Task", "3D_Task", "Text_Task")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One expected file (or glob) of a raw download, with variant fields already filled in."""
+
+    id: str
+    paths: tuple[str, ...] = ()
+    glob: str | None = None
+    min_count: int = 1
+    md5: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.glob if self.glob else " | ".join(self.paths)
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str
+    name: str
+    homepage: str
+    download: str
+    licence: str
+    access: str
+    raw_dir: str
+    files: tuple[FileSpec, ...]
+    instructions: str
+    variant: str | None = None
+
+    def file(self, file_id: str) -> FileSpec:
+        for spec in self.files:
+            if spec.id == file_id:
+                return spec
+        raise RegistryError(
+            f"source {self.id!r} has no file {file_id!r}{did_you_mean(file_id, [f.id for f in self.files])}"
+        )
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """A subset's use of a source: all of its files, or the named ones."""
+
+    source: str
+    files: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Conversion:
+    kind: str
+    name: str
+    params: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Subset:
+    group: str
+    folder: str
+    tasks: tuple[str, ...]
+    image_root: str | None
+    sources: tuple[SourceRef, ...]
+    conversions: tuple[Conversion, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.group}/{self.folder}"
+
+    @property
+    def is_text(self) -> bool:
+        return self.image_root is None
+
+    @property
+    def source_ids(self) -> tuple[str, ...]:
+        return tuple(ref.source for ref in self.sources)
+
+
+@dataclass(frozen=True)
+class Registry:
+    sources: dict[str, Source]
+    subsets: tuple[Subset, ...]
+
+    def subset(self, name: str) -> Subset:
+        """Look a subset up by 'group/folder', or by a folder name that only one group has."""
+        matches = [s for s in self.subsets if name in (s.key, s.folder)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            keys = ", ".join(s.key for s in matches)
+            raise RegistryError(f"subset name {name!r} is ambiguous: it matches {keys}; use one of those")
+        names = [s.key for s in self.subsets] + [s.folder for s in self.subsets]
+        raise RegistryError(
+            f"unknown subset {name!r}{did_you_mean(name, names)}; `python -m preprocess list` shows all 56"
+        )
+
+    def source(self, source_id: str) -> Source:
+        try:
+            return self.sources[source_id]
+        except KeyError:
+            raise RegistryError(f"unknown source {source_id!r}{did_you_mean(source_id, self.sources)}") from None
+
+    def select(self, selection) -> list[Subset]:
+        """The subsets a config's `subsets:` value names ('all' or a list of names)."""
+        if selection == "all":
+            return list(self.subsets)
+        chosen = []
+        for name in selection:
+            subset = self.subset(name)
+            if subset not in chosen:
+                chosen.append(subset)
+        return chosen
+
+    def files_needed(self, subset: Subset) -> dict[str, tuple[FileSpec, ...]]:
+        """Source id -> the file specs the subset depends on."""
+        needed = {}
+        for ref in subset.sources:
+            source = self.sources[ref.source]
+            if ref.files is None:
+                needed[ref.source] = source.files
+            else:
+                needed[ref.source] = tuple(source.file(f) for f in ref.files)
+        return needed
+
+
+@functools.cache
+def _schema(name: str) -> dict:
+    return yaml.safe_load((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+
+
+def check_schema(document: dict, schema_name: str, what: str, error=RegistryError) -> None:
+    """Validate a document against one of the package's schemas; name the failing place."""
+    validator = jsonschema.Draft202012Validator(_schema(schema_name))
+    problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if problems:
+        lines = [f"  at {'/'.join(map(str, p.absolute_path)) or '<top>'}: {p.message[:300]}" for p in problems[:10]]
+        raise error(f"{what} does not match {schema_name}:\n" + "\n".join(lines))
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise RegistryError(f"cannot read registry file {path}: {exc}") from exc
+
+
+def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None, source_id: str) -> FileSpec:
+    def fill(text: str) -> str:
+        try:
+            return text.format(**variant_fields)
+        except KeyError as exc:
+            raise RegistryError(f"source {source_id!r}: {text!r} uses {exc} which its variant lacks") from None
+
+    md5 = raw.get("md5")
+    if isinstance(md5, dict):
+        md5 = md5.get(variant)
+    paths = raw.get("path", ())
+    paths = (paths,) if isinstance(paths, str) else tuple(paths)
+    return FileSpec(
+        id=raw.get("id", f"file{index}"),
+        paths=tuple(fill(p) for p in paths),
+        glob=fill(raw["glob"]) if "glob" in raw else None,
+        min_count=raw.get("min_count", 1),
+        md5=md5,
+    )
+
+
+def _source(source_id: str, raw: dict, chosen_variant: str | None) -> Source:
+    variant_fields: dict = {}
+    variant = None
+    if "variant" in raw:
+        spec = raw["variant"]
+        variant = str(chosen_variant or spec["default"])
+        if variant not in spec["choices"]:
+            raise RegistryError(
+                f"source {source_id!r}: variant {variant!r} is not one of {sorted(spec['choices'])} "
+                f"(set source_variants: {{{source_id}: ...}} in the config)"
+            )
+        variant_fields = dict(spec["choices"][variant])
+    elif chosen_variant is not None:
+        raise RegistryError(f"source {source_id!r} has no variants, but the config sets one")
+    files = tuple(_file_spec(f, i, variant_fields, variant, source_id) for i, f in enumerate(raw["files"]))
+    ids = [f.id for f in files]
+    if len(set(ids)) != len(ids):
+        raise RegistryError(f"source {source_id!r} has duplicate file ids: {ids}")
+    return Source(
+        id=source_id,
+        name=raw["name"],
+        homepage=raw["homepage"],
+        download=raw["download"],
+        licence=raw["licence"],
+        access=raw["access"],
+        raw_dir=raw["raw_dir"],
+        files=files,
+        instructions=raw["instructions"].strip(),
+        variant=variant,
+    )
+
+
+def _subset(raw: dict) -> Subset:
+    refs = []
+    for ref in raw["sources"]:
+        if isinstance(ref, str):
+            refs.append(SourceRef(ref))
+        else:
+            refs.append(SourceRef(ref["id"], tuple(ref["files"])))
+    conversions = []
+    for index, conv in enumerate(raw["conversions"]):
+        name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
+        conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {}))))
+    return Subset(
+        group=raw["group"],
+        folder=raw["folder"],
+        tasks=tuple(raw["tasks"]),
+        image_root=raw.get("image_root"),
+        sources=tuple(refs),
+        conversions=tuple(conversions),
+    )
+
+
+def load_registry(overrides: str | Path | None = None, variants: dict | None = None) -> Registry:
+    """Load and check the registry; `overrides` replaces per-source file lists (demo, own checksums)."""
+    document = {
+        "sources": _read_yaml(REGISTRY_DIR / "sources.yaml")["sources"],
+        "subsets": _read_yaml(REGISTRY_DIR / "subsets.yaml")["subsets"],
+    }
+    if overrides:
+        _apply_overrides(document, Path(overrides))
+    check_schema(document, "registry.schema.yaml", "the registry")
+    variants = variants or {}
+    unknown = set(variants) - set(document["sources"])
+    if unknown:
+        raise RegistryError(f"source_variants names unknown sources: {sorted(unknown)}")
+    sources = {sid: _source(sid, raw, variants.get(sid)) for sid, raw in document["sources"].items()}
+    subsets = tuple(_subset(raw) for raw in document["subsets"])
+    registry = Registry(sources, subsets)
+    _check_references(registry)
+    return registry
+
+
+def _apply_overrides(document: dict, path: Path) -> None:
+    data = _read_yaml(path)
+    if set(data) - {"sources"}:
+        raise RegistryError(f"{path}: an override file holds only a 'sources' mapping")
+    for source_id, fields in (data.get("sources") or {}).items():
+        if source_id not in document["sources"]:
+            raise RegistryError(f"{path}: unknown source {source_id!r}{did_you_mean(source_id, document['sources'])}")
+        if set(fields) - {"files"}:
+            raise RegistryError(f"{path}: only 'files' can be overridden (source {source_id!r})")
+        document["sources"][source_id] = {**document["sources"][source_id], **fields}
+
+
+def _check_references(registry: Registry) -> None:
+    keys = [s.key for s in registry.subsets]
+    duplicates = {k for k in keys if keys.count(k) > 1}
+    if duplicates:
+        raise RegistryError(f"duplicate subsets in the registry: {sorted(duplicates)}")
+    for subset in registry.subsets:
+        if (subset.group == "Text_Task") != subset.is_text:
+            raise RegistryError(f"{subset.key}: text subsets and only they have no image_root")
+        names = [c.name for c in subset.conversions]
+        if len(set(names)) != len(names):
+            raise RegistryError(f"{subset.key}: conversion names must differ: {names}")
+        for ref in subset.sources:
+            source = registry.source(ref.source)
+            for file_id in ref.files or ():
+                source.file(file_id)

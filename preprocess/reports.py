@@ -1,0 +1,75 @@
+"""What the user reads: the check table, the plan, the validation summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocess import tables
+from preprocess.plan import SKIP, SubsetPlan
+from preprocess.rawcheck import PRESENT, SourceCheck
+from preprocess.registry import Registry
+from preprocess.validate import JsonReport
+
+
+def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:
+    rows = []
+    for source_id, check in sorted(checks.items()):
+        source = registry.source(source_id)
+        first = check.reasons[0] if check.reasons else ""
+        more = f" (+{len(check.reasons) - 1} more)" if len(check.reasons) > 1 else ""
+        rows.append([source_id, check.status, source.access, (first + more)[:110]])
+    return tables.render(["source", "status", "access", "problem"], rows)
+
+
+def instructions_text(registry: Registry, checks: dict[str, SourceCheck]) -> str:
+    """Numbered steps for every source that is not present."""
+    blocks = []
+    for source_id, check in sorted(checks.items()):
+        if check.status == PRESENT:
+            continue
+        source = registry.source(source_id)
+        lines = [f"## {source_id}: {check.status} ({source.name})", f"expected in: {check.raw_dir}"]
+        lines += [f"- {reason}" for reason in check.reasons[:20]]
+        lines += ["", check.instructions, ""]
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+def plan_table(plans: list[SubsetPlan], checks: dict[str, SourceCheck], registry: Registry) -> str:
+    rows = []
+    for plan in plans:
+        if plan.action == SKIP:
+            hint = ""
+            if plan.instructions:
+                first = sorted(plan.instructions)[0]
+                hint = f"; get {first}: {registry.source(first).download}"
+            rows.append([plan.subset, f"not built: {plan.reason}{hint}"[:140]])
+        else:
+            rows.append([plan.subset, plan.action])
+    return tables.render(["subset", "plan"], rows)
+
+
+def validation_table(reports: list[JsonReport]) -> str:
+    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
+    rows = [[r.file] + [getattr(r, c) for c in columns] + ["ok" if r.passed else "FAIL"] for r in reports]
+    return tables.render(["task file", *columns, "result"], rows)
+
+
+def failures_text(reports: list[JsonReport], limit: int = 20) -> str:
+    lines = []
+    for report in reports:
+        for failure in report.failures[:limit]:
+            where = f"record {failure.record}" if failure.record is not None else "file"
+            hint = f" (did you mean {', '.join(failure.suggestions)}?)" if failure.suggestions else ""
+            lines.append(
+                f"{report.file}: {where}, {failure.field}: {failure.problem}: {failure.path!r} {failure.reason}{hint}"
+            )
+        if len(report.failures) > limit:
+            lines.append(f"{report.file}: ... {len(report.failures) - limit} more failures in the JSON report")
+    return "\n".join(lines)
+
+
+def write_text(path: Path, text: str) -> None:
+    from preprocess.fsutil import atomic_write_text
+
+    atomic_write_text(path, text)

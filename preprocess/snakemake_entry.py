@@ -1,0 +1,72 @@
+"""The one script behind every rule: run the rule's step with its log as stdout and stderr."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from preprocess import steps
+from preprocess.config import settings_from_dict
+from preprocess.errors import PreprocessError
+
+
+def _check_source(smk, settings, registry):
+    steps.check_sources(
+        settings, registry, [smk.wildcards.source], Path(smk.params.results), Path(smk.output[0]).parent
+    )
+
+
+def _plan(smk, settings, registry):
+    checks = steps.read_checks(smk.input)
+    steps.make_plan(settings, registry, checks, Path(smk.output.plan), Path(smk.output.instructions))
+
+
+def _convert(smk, settings, registry):
+    checks = steps.read_checks(smk.input.checks)
+    steps.convert(
+        settings,
+        registry,
+        f"{smk.wildcards.group}/{smk.wildcards.folder}",
+        smk.wildcards.conversion,
+        int(smk.wildcards.shard),
+        int(smk.wildcards.shards),
+        Path(smk.params.results),
+        Path(smk.output[0]),
+        checks,
+    )
+
+
+def _validate_subset(smk, settings, registry):
+    steps.validate_to_report(settings, registry, f"{smk.wildcards.group}/{smk.wildcards.folder}", Path(smk.output[0]))
+
+
+def _validation_summary(smk, settings, registry):
+    steps.summarize(
+        Path(smk.input.plan),
+        smk.input.reports,
+        Path(smk.output.table),
+        Path(smk.output.json),
+        Path(smk.params.instructions),
+    )
+
+
+STEPS = {
+    "check_source": _check_source,
+    "plan": _plan,
+    "convert": _convert,
+    "validate_subset": _validate_subset,
+    "validation_summary": _validation_summary,
+}
+
+
+def run(smk) -> None:
+    Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
+    with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        try:
+            settings = settings_from_dict(dict(smk.config))
+            STEPS[smk.rule](smk, settings, settings.registry())
+        except PreprocessError as exc:
+            print(f"error: {exc}", flush=True)
+            print(f"error in rule {smk.rule}: {exc}", file=sys.__stderr__, flush=True)
+            raise SystemExit(1) from None

@@ -1,0 +1,126 @@
+"""The pipeline's steps as functions: the Snakemake rules and the CLI both call these."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from preprocess import layout, reports, validate
+from preprocess.convert import KINDS, ConversionContext, run_conversion
+from preprocess.errors import PreprocessError, RawDataError
+from preprocess.fsutil import atomic_write_json, atomic_write_text
+from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
+from preprocess.rawcheck import SourceCheck, check_all, subset_missing
+from preprocess.validate import Failure, JsonReport
+
+
+def check_sources(settings, registry, source_ids, results: Path, report_dir: Path | None = None):
+    checks = check_all(registry, settings, source_ids, results)
+    if report_dir is not None:
+        for source_id, check in checks.items():
+            atomic_write_json(report_dir / f"{source_id}.json", check.to_json())
+    return checks
+
+
+def read_checks(paths) -> dict[str, SourceCheck]:
+    checks = {}
+    for path in paths:
+        check = SourceCheck.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        checks[check.source] = check
+    return checks
+
+
+def make_plan(settings, registry, checks, plan_out: Path, instructions_out: Path) -> list[SubsetPlan]:
+    """Decide what is built; print the check and plan tables; write instructions for what is missing."""
+    print(reports.check_table(registry, checks))
+    plans = plan_subsets(registry, settings.subsets, checks)
+    print()
+    print(reports.plan_table(plans, checks, registry))
+    instructions = reports.instructions_text(registry, checks) or "Every checked source is present.\n"
+    atomic_write_text(instructions_out, instructions)
+    print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
+    atomic_write_json(plan_out, plan_to_json(plans))
+    return plans
+
+
+def convert(
+    settings,
+    registry,
+    subset_name: str,
+    conversion_name: str | None,
+    shard: int,
+    shards: int,
+    results: Path,
+    manifest: Path | None = None,
+    checks: dict | None = None,
+) -> list:
+    """Build one subset (or one conversion shard of it) after making sure its raw data is whole."""
+    subset = registry.subset(subset_name)
+    if subset.is_text:
+        print(f"{subset.key} is a text subset: nothing to convert")
+        return []
+    if checks is None:
+        checks = check_all(registry, settings, subset.source_ids, results)
+    problems = subset_missing(registry, subset, checks)
+    if problems:
+        instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
+        raise RawDataError(
+            explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
+        )
+    conversions = [c for c in subset.conversions if conversion_name in (None, c.name)]
+    if not conversions:
+        names = ", ".join(c.name for c in subset.conversions)
+        raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
+    written = []
+    for conversion in conversions:
+        target = manifest or layout.shard_manifest(results, subset, conversion.name, shard, shards)
+        ctx = ConversionContext(registry, settings, subset, conversion, shard, shards)
+        written += run_conversion(ctx, KINDS, target)
+    return written
+
+
+def validate_to_report(settings, registry, subset_name: str, report_out: Path, decode: str | None = None):
+    subset = registry.subset(subset_name)
+    subset_reports = validate.validate_subset(
+        registry, subset, settings.data_basedir, settings.raw_root, decode or settings.validate_decode
+    )
+    print(reports.validation_table(subset_reports) if subset_reports else f"{subset.key}: no task files")
+    atomic_write_json(
+        report_out,
+        {
+            "subset": subset.key,
+            "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in subset_reports],
+        },
+    )
+    return subset_reports
+
+
+def read_reports(paths) -> list[JsonReport]:
+    found = []
+    for path in paths:
+        for row in json.loads(Path(path).read_text(encoding="utf-8"))["files"]:
+            failures = [Failure(**f) for f in row.pop("failures")]
+            found.append(JsonReport(**row, failures=failures))
+    return found
+
+
+def summarize(plan_file: Path, report_files, table_out: Path, json_out: Path, instructions: Path) -> str:
+    """One validation table over every built subset; raise when any path does not resolve."""
+    plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+    all_reports = read_reports(report_files)
+    skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
+    failed = [r.file for r in all_reports if not r.passed]
+    text = "Validation of every task file of the built subsets\n\n" + reports.validation_table(all_reports)
+    failures = reports.failures_text(all_reports)
+    if failures:
+        text += "\n\nFailures:\n" + failures
+    text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
+    text += "\n".join(f"  {line}" for line in skipped)
+    text += f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
+    print(text)
+    if failed:
+        raise PreprocessError(f"{len(failed)} task files have paths that do not resolve: {', '.join(failed)}")
+    atomic_write_text(table_out, text)
+    atomic_write_json(json_out, {"files": [r.row() for r in all_reports], "not_built": skipped})
+    return text

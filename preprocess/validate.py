@@ -1,0 +1,217 @@
+"""Validate every image path of every task JSON (and Train_Data JSONL) against the built tree."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from preprocess import layout, records
+from preprocess.errors import UnsafePathError
+from preprocess.fsutil import is_within, safe_relative
+from preprocess.imagecheck import image_problem
+from preprocess.registry import Registry, Subset
+
+MISSING, UNREADABLE, UNSAFE, BAD_RECORD = "missing", "unreadable", "unsafe", "bad_record"
+
+
+@dataclass
+class Failure:
+    record: int | None
+    field: str
+    path: str
+    problem: str
+    reason: str
+    suggestions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JsonReport:
+    file: str
+    subset: str | None
+    records: int = 0
+    bad_records: int = 0
+    paths: int = 0
+    ok: int = 0
+    missing: int = 0
+    unreadable: int = 0
+    unsafe: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def add(self, failure: Failure) -> None:
+        self.failures.append(failure)
+        if failure.problem == BAD_RECORD:
+            self.bad_records += 1
+        else:
+            setattr(self, failure.problem, getattr(self, failure.problem) + 1)
+
+    def row(self) -> dict:
+        data = asdict(self)
+        data.pop("failures")
+        return data
+
+
+class PathChecker:
+    """Resolves image paths against one root, remembering answers (tasks repeat their images)."""
+
+    def __init__(self, root: Path, extra_roots=(), decode: str = "quick"):
+        self.root = root
+        self.allowed = [Path(os.path.realpath(root))] + [Path(os.path.realpath(r)) for r in extra_roots]
+        self.decode = decode
+        self._answers: dict[str, tuple[str, str] | None] = {}
+        self._listings: dict[Path, list[str]] = {}
+
+    def problem(self, path_text: str) -> tuple[str, str] | None:
+        if path_text not in self._answers:
+            self._answers[path_text] = self._check(path_text)
+        return self._answers[path_text]
+
+    def _check(self, path_text: str) -> tuple[str, str] | None:
+        try:
+            relative = safe_relative(path_text, "image path")
+        except UnsafePathError as exc:
+            return UNSAFE, str(exc)
+        full = self.root / relative
+        if not os.path.lexists(full):
+            return MISSING, "no such file"
+        real = Path(os.path.realpath(full))
+        if not is_within(real, self.allowed):
+            return UNSAFE, f"resolves to {real}, outside the image root and its allowed link targets"
+        if not real.exists():
+            return MISSING, f"broken link to {real}"
+        if not real.is_file():
+            return UNREADABLE, "not a regular file"
+        reason = image_problem(real, self.decode)
+        return (UNREADABLE, reason) if reason else None
+
+    def suggestions(self, path_text: str) -> list[str]:
+        full = self.root / path_text
+        folder = full.parent
+        if folder not in self._listings:
+            try:
+                self._listings[folder] = sorted(os.listdir(folder))
+            except OSError:
+                self._listings[folder] = []
+        return difflib.get_close_matches(full.name, self._listings[folder], n=3, cutoff=0.6)
+
+
+def _load_records(path: Path, jsonl: bool):
+    """Records of a task file, or raise ValueError naming the problem."""
+    text = path.read_text(encoding="utf-8-sig")
+    if jsonl:
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"line {number} is not valid JSON: {exc.msg}") from None
+        return rows
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, list):
+        raise ValueError(f"expected a JSON list of records, got {type(data).__name__}")
+    return data
+
+
+def validate_file(
+    path: Path, checker: PathChecker, subset: str | None, jsonl: bool = False, shown_name: str | None = None
+) -> JsonReport:
+    report = JsonReport(shown_name or str(path), subset)
+    try:
+        rows = _load_records(path, jsonl)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
+        return report
+    report.records = len(rows)
+    check_record = records.train_record_problems if jsonl else records.task_record_problems
+    images_of = records.train_record_images if jsonl else records.task_record_images
+    for index, row in enumerate(rows):
+        problems = check_record(row)
+        if problems:
+            report.add(Failure(index, problems[0].split(":")[0], "", BAD_RECORD, "; ".join(problems)))
+            continue
+        for ref in images_of(index, row):
+            report.paths += 1
+            found = checker.problem(ref.path)
+            if found is None:
+                report.ok += 1
+                continue
+            kind, reason = found
+            hints = checker.suggestions(ref.path) if kind == MISSING else []
+            report.add(Failure(ref.record, ref.field, ref.path, kind, reason, hints))
+    return report
+
+
+def extra_roots(registry: Registry, subset: Subset, raw_root: Path | None) -> list[Path]:
+    """Link targets a subset's image root may point into (the MIMIC-CXR symlink farm, CheXpert-Plus)."""
+    if raw_root is None:
+        return []
+    roots = []
+    for conversion in subset.conversions:
+        if conversion.kind == "symlink_farm":
+            source = registry.source(conversion.params["source"])
+            roots.append(layout.raw_dir(raw_root, source))
+    return roots
+
+
+def validate_subset(
+    registry: Registry, subset: Subset, data_basedir: Path, raw_root: Path | None = None, decode: str = "quick"
+) -> list[JsonReport]:
+    """Reports for the subset's registered task files that exist, and any other JSON in its folder."""
+    folder = layout.task_dir(data_basedir, subset)
+    root = layout.image_root(data_basedir, subset) or folder
+    checker = PathChecker(root, extra_roots(registry, subset, raw_root), decode)
+    names = list(subset.tasks)
+    if folder.is_dir():
+        names += sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in subset.tasks)
+    reports = []
+    for name in names:
+        path = folder / name
+        if path.exists():
+            shown = f"{subset.group}/{subset.folder}/{name}"
+            reports.append(validate_file(path, checker, subset.key, shown_name=shown))
+    return reports
+
+
+def validate_train_data(data_basedir: Path, decode: str = "quick") -> list[JsonReport]:
+    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR."""
+    base = data_basedir / "Train_Data"
+    if not base.is_dir():
+        return []
+    checker = PathChecker(data_basedir, decode=decode)
+    reports = []
+    for path in sorted(base.rglob("*.jsonl")):
+        shown = str(path.relative_to(data_basedir))
+        reports.append(validate_file(path, checker, None, jsonl=True, shown_name=shown))
+    return reports
+
+
+def unknown_task_folders(registry: Registry, data_basedir: Path) -> list[str]:
+    known = {s.key for s in registry.subsets}
+    found = []
+    for group in ("2D_Task", "3D_Task", "Text_Task"):
+        base = data_basedir / group
+        if base.is_dir():
+            found += [
+                f"{group}/{n}" for n in sorted(os.listdir(base)) if (base / n).is_dir() and f"{group}/{n}" not in known
+            ]
+    return found
+
+
+def subset_state(subset: Subset, data_basedir: Path, reports: list[JsonReport]) -> str:
+    """'no task files' | 'not built' | 'ok' | 'failed'."""
+    if not reports:
+        return "no task files"
+    root = layout.image_root(data_basedir, subset)
+    if root is not None and not root.exists():
+        return "not built"
+    return "ok" if all(r.passed for r in reports) else "failed"
