@@ -170,8 +170,6 @@ def cmd_validate(args) -> int:
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
             all_reports += subset_reports
-    if not args.subset:
-        all_reports += validate.validate_train_data(settings.data_basedir, decode)
     print(reports.validation_table(all_reports) if all_reports else "no task files found")
     failures = reports.failures_text(all_reports)
     if failures:

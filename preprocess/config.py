@@ -12,7 +12,7 @@ from preprocess.registry import Registry, check_schema, load_registry
 
 DEFAULTS = {
     "subsets": "all",
-    "demo": False,
+    "demo": None,
     "source_variants": {},
     "registry_overrides": None,
     "verify_checksums": True,
@@ -27,7 +27,7 @@ class Settings:
     data_basedir: Path
     raw_root: Path
     subsets: object
-    demo: bool
+    demo: Path | None
     source_variants: dict
     registry_overrides: Path | None
     verify_checksums: object
@@ -57,7 +57,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         data_basedir=resolve(merged["data_basedir"]),
         raw_root=resolve(merged["raw_root"]),
         subsets=merged["subsets"],
-        demo=bool(merged["demo"]),
+        demo=resolve(merged["demo"]),
         source_variants={k: str(v) for k, v in merged["source_variants"].items()},
         registry_overrides=resolve(merged["registry_overrides"]),
         verify_checksums=merged["verify_checksums"],

@@ -30,13 +30,15 @@ def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck]) 
             continue
         missing_kinds = sorted({c.kind for c in subset.conversions if not available(c.kind)})
         problems = subset_missing(registry, subset, checks)
-        if missing_kinds:
-            plans.append(SubsetPlan(subset.key, SKIP, f"conversion not available yet: {', '.join(missing_kinds)}"))
-        elif problems:
+        reasons, instructions = [], {}
+        if problems:
             bad = sorted({p.split(":")[0] for p in problems})
-            statuses = sorted({checks[s].status for s in bad})
+            reasons.append(f"raw {'/'.join(sorted({checks[s].status for s in bad}))}")
             instructions = {s: checks[s].instructions for s in bad}
-            plans.append(SubsetPlan(subset.key, SKIP, f"raw {'/'.join(statuses)}", problems, instructions))
+        if missing_kinds:
+            reasons.append(f"conversion not available yet: {', '.join(missing_kinds)}")
+        if reasons:
+            plans.append(SubsetPlan(subset.key, SKIP, "; ".join(reasons), problems, instructions))
         else:
             plans.append(SubsetPlan(subset.key, BUILD))
     if selection != "all":

@@ -12,9 +12,8 @@ from preprocess.errors import PreprocessError
 
 
 def _check_source(smk, settings, registry):
-    steps.check_sources(
-        settings, registry, [smk.wildcards.source], Path(smk.params.results), Path(smk.output[0]).parent
-    )
+    report = Path(smk.output[0])  # <results>/check/sources/<source>.json
+    steps.check_sources(settings, registry, [smk.wildcards.source], report.parents[2], report.parent)
 
 
 def _plan(smk, settings, registry):
@@ -31,7 +30,7 @@ def _convert(smk, settings, registry):
         smk.wildcards.conversion,
         int(smk.wildcards.shard),
         int(smk.wildcards.shards),
-        Path(smk.params.results),
+        None,  # checks are given: no checksum cache needed
         Path(smk.output[0]),
         checks,
     )

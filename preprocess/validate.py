@@ -179,20 +179,27 @@ def validate_subset(
         if path.exists():
             shown = f"{subset.group}/{subset.folder}/{name}"
             reports.append(validate_file(path, checker, subset.key, shown_name=shown))
+    if reports:
+        reports += validate_train_data(data_basedir, decode, subset)
     return reports
 
 
-def validate_train_data(data_basedir: Path, decode: str = "quick") -> list[JsonReport]:
-    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR."""
+def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
+    """Train_Data JSONL files, all or those of one subset (Train_Data/<group>/<folder>/*.jsonl)."""
     base = data_basedir / "Train_Data"
-    if not base.is_dir():
-        return []
+    if subset is not None:
+        base = base / subset.group / subset.folder
+    return sorted(base.rglob("*.jsonl")) if base.is_dir() else []
+
+
+def validate_train_data(data_basedir: Path, decode: str = "quick", subset: Subset | None = None) -> list[JsonReport]:
+    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR."""
     checker = PathChecker(data_basedir, decode=decode)
-    reports = []
-    for path in sorted(base.rglob("*.jsonl")):
-        shown = str(path.relative_to(data_basedir))
-        reports.append(validate_file(path, checker, None, jsonl=True, shown_name=shown))
-    return reports
+    key = subset.key if subset is not None else None
+    return [
+        validate_file(path, checker, key, jsonl=True, shown_name=str(path.relative_to(data_basedir)))
+        for path in train_files(data_basedir, subset)
+    ]
 
 
 def unknown_task_folders(registry: Registry, data_basedir: Path) -> list[str]:

@@ -1,0 +1,38 @@
+# Stage 1: check each raw download, then decide which subsets can be built.
+
+
+rule check_source:
+    output:
+        "results/check/sources/{source}.json",
+    log:
+        "logs/check/{source}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards, attempt: 1000 * attempt,
+        runtime=lambda wildcards, attempt: 60 * attempt,
+    params:
+        fingerprint=source_fingerprint,
+    script:
+        ENTRY
+
+
+checkpoint plan:
+    input:
+        [check_report(s) for s in SELECTED_SOURCES],
+    output:
+        plan=RESULTS / "plan.json",
+        instructions=RESULTS / "not-built.md",
+    params:
+        selection=[subset.key for subset in SELECTED],
+    log:
+        "logs/plan.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        ENTRY

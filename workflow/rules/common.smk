@@ -1,0 +1,112 @@
+# Helpers shared by the rules: settings, registry, input functions. No rules here.
+
+import json
+import sys
+from pathlib import Path
+
+from preprocess import layout, validate
+from preprocess.config import settings_from_dict
+from preprocess.demo import write_demo
+from preprocess.rawcheck import fingerprint
+
+RESULTS = Path("results")
+SETTINGS = settings_from_dict(config)
+if SETTINGS.demo is not None:
+    write_demo(SETTINGS.demo)
+REGISTRY = SETTINGS.registry()
+SELECTED = REGISTRY.select(SETTINGS.subsets)
+SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
+ENTRY = "../scripts/step.py"
+
+# Memory (MB) and minutes per job of each conversion kind at the first attempt; retries scale them.
+KIND_RESOURCES = {
+    "image_folder": (1000, 60),
+    "symlink_farm": (500, 10),
+}
+
+
+wildcard_constraints:
+    source="[a-z0-9_]+",
+    group="2D_Task|3D_Task|Text_Task",
+    folder="[A-Za-z0-9_.-]+",
+    conversion="[a-z0-9_]+",
+    shard="[0-9]+",
+    shards="[0-9]+",
+
+
+def check_report(source_id):
+    return str(layout.check_report(RESULTS, source_id))
+
+
+def source_fingerprint(wildcards):
+    return fingerprint(REGISTRY.source(wildcards.source), SETTINGS.raw_root)
+
+
+def subset_of(wildcards):
+    return REGISTRY.subset(f"{wildcards.group}/{wildcards.folder}")
+
+
+def shard_count(subset, conversion):
+    return SETTINGS.shards.get(
+        f"{subset.key}/{conversion.name}", SETTINGS.shards.get(subset.key, 1)
+    )
+
+
+def conversion_manifests(subset):
+    manifests = []
+    for conversion in subset.conversions:
+        if conversion.kind == "text_only":
+            continue
+        shards = shard_count(subset, conversion)
+        manifests += [
+            str(layout.shard_manifest(RESULTS, subset, conversion.name, i, shards))
+            for i in range(shards)
+        ]
+    return manifests
+
+
+def subset_check_reports(wildcards):
+    return [check_report(s) for s in subset_of(wildcards).source_ids]
+
+
+def conversion_resources(wildcards, attempt):
+    subset = subset_of(wildcards)
+    kind = next(c.kind for c in subset.conversions if c.name == wildcards.conversion)
+    mem_mb, minutes = KIND_RESOURCES.get(kind, (4000, 240))
+    return mem_mb * attempt, minutes * attempt
+
+
+def validation_inputs(wildcards):
+    subset = subset_of(wildcards)
+    tasks = [
+        str(p) for p in layout.task_files(SETTINGS.data_basedir, subset) if p.exists()
+    ]
+    return {"manifests": conversion_manifests(subset), "tasks": tasks}
+
+
+def planned_reports(wildcards):
+    """Validation reports of the subsets the plan builds (known once the checks have run)."""
+    with checkpoints.plan.get().output.plan.open() as handle:
+        plans = json.load(handle)
+    reports = []
+    for plan in plans:
+        if plan["action"] != "skip":
+            group, folder = plan["subset"].split("/")
+            reports.append(
+                str(RESULTS / "validation" / "subsets" / group / f"{folder}.json")
+            )
+    return reports
+
+
+def print_summary():
+    summary = RESULTS / "validation" / "summary.txt"
+    if summary.exists():
+        print(f"\n{summary.read_text(encoding='utf-8')}", file=sys.stderr)
+
+
+def print_failure_hint():
+    print(
+        "\nA step failed: its log (named above) says which file and what to do. "
+        "`python -m preprocess check` lists the raw downloads and their status.",
+        file=sys.stderr,
+    )

@@ -1,0 +1,20 @@
+# Stage 2: build one conversion shard of one subset; its manifest is the job's only output.
+
+
+rule convert:
+    input:
+        checks=subset_check_reports,
+    output:
+        "results/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv",
+    log:
+        "logs/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.log",
+    benchmark:
+        "results/benchmarks/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[0],
+        runtime=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[1],
+    script:
+        ENTRY
