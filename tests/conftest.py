@@ -1,0 +1,42 @@
+"""Shared fixtures: a fresh copy of the embedded demo per test (written once per session)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from preprocess.config import settings_from_dict
+from preprocess.demo import write_demo
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    return write_demo(tmp_path_factory.mktemp("template") / "demo")
+
+
+@pytest.fixture
+def demo(tmp_path, demo_template) -> Path:
+    """A private copy of the demo: raw/, DATA_BASEDIR/, registry-overrides.yaml."""
+    target = tmp_path / "demo"
+    shutil.copytree(demo_template, target, symlinks=True)
+    return target
+
+
+def demo_settings(demo: Path, **overrides):
+    values = {
+        "raw_root": str(demo / "raw"),
+        "data_basedir": str(demo / "DATA_BASEDIR"),
+        "registry_overrides": str(demo / "registry-overrides.yaml"),
+        "subsets": "all",
+    }
+    values.update(overrides)
+    return settings_from_dict(values)
+
+
+@pytest.fixture
+def settings(demo):
+    return demo_settings(demo)

@@ -1,0 +1,100 @@
+"""Raw checks: present, missing, incomplete (naming the file), corrupt (expected vs actual MD5)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import demo_settings
+from preprocess.cli import main
+from preprocess.fsutil import ChecksumCache, file_digest
+from preprocess.rawcheck import check_source, fingerprint
+
+
+def _check(settings, source_id, cache=None):
+    registry = settings.registry()
+    return check_source(registry.source(source_id), settings.raw_root, cache or ChecksumCache(None))
+
+
+def test_demo_sources_are_present(settings):
+    for source_id in ("aptos2019", "brain_tumor_mri", "kvasir_v2", "lc25000", "rfmid", "mimic_cxr_jpg",
+                      "medmcqa", "pubmedqa", "medical_qa_retrieval", "publichealthqa", "chexpert_plus"):
+        check = _check(settings, source_id)
+        assert check.status == "present", (source_id, check.reasons)
+
+
+def test_deleted_file_makes_the_source_incomplete_and_names_it(demo, settings):
+    (demo / "raw" / "PubMedQA" / "test_ground_truth.json").unlink()
+    check = _check(settings, "pubmedqa")
+    assert check.status == "incomplete"
+    assert check.reasons == ["missing: test_ground_truth.json"]
+
+
+def test_too_few_files_is_incomplete(demo, settings):
+    (demo / "raw" / "aptos2019-blindness-detection" / "train_images" / "6cd606dc52e9.png").unlink()
+    check = _check(settings, "aptos2019")
+    assert check.status == "incomplete"
+    assert check.reasons == ["too few files: train_images/*.png matches 3, expected at least 4"]
+
+
+def test_changed_bytes_are_corrupt_with_both_hashes(demo, settings):
+    target = demo / "raw" / "aptos2019-blindness-detection" / "train.csv"
+    expected = file_digest(target)
+    target.write_text("id_code,diagnosis\n")
+    check = _check(settings, "aptos2019")
+    assert check.status == "corrupt"
+    actual = file_digest(target)
+    assert check.reasons == [f"checksum differs: train.csv md5 {actual}, expected {expected}"]
+
+
+def test_checksum_verification_can_be_turned_off(demo):
+    (demo / "raw" / "aptos2019-blindness-detection" / "train.csv").write_text("changed\n")
+    settings = demo_settings(demo, verify_checksums={"aptos2019": False})
+    registry = settings.registry()
+    verify = settings.verifies_checksums("aptos2019")
+    assert check_source(registry.source("aptos2019"), settings.raw_root, ChecksumCache(None), verify).status == (
+        "present"
+    )
+
+
+def test_absent_folder_is_missing_with_instructions(settings):
+    check = _check(settings, "ct_rate")
+    assert check.status == "missing"
+    assert "huggingface-cli download ibrahimhamamci/CT-RATE" in check.instructions
+    assert str(settings.raw_root / "CT-RATE") in check.instructions  # <raw_root> filled in
+
+
+def test_checksums_are_cached_by_size_and_mtime(demo, settings, tmp_path):
+    cache_file = tmp_path / "cache.json"
+    cache = ChecksumCache(cache_file)
+    _check(settings, "pubmedqa", cache)
+    cache.save()
+    again = ChecksumCache(cache_file)
+    assert _check(settings, "pubmedqa", again).status == "present"
+    assert again.hits == 2  # both files of pubmedqa, none re-read
+    (demo / "raw" / "PubMedQA" / "ori_pqal.json").write_text("{}")
+    third = ChecksumCache(cache_file)
+    assert _check(settings, "pubmedqa", third).status == "corrupt"
+
+
+def test_fingerprint_changes_when_a_file_is_added_or_removed(demo, settings):
+    source = settings.registry().source("aptos2019")
+    before = fingerprint(source, settings.raw_root)
+    assert fingerprint(source, settings.raw_root) == before
+    (demo / "raw" / "aptos2019-blindness-detection" / "train_images" / "6cd606dc52e9.png").unlink()
+    assert fingerprint(source, settings.raw_root) != before
+
+
+def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
+    (demo / "raw" / "PubMedQA" / "ori_pqal.json").unlink()
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "raw_root": str(demo / "raw"), "data_basedir": str(demo / "DATA_BASEDIR"),
+        "registry_overrides": str(demo / "registry-overrides.yaml"), "subsets": ["PubMedQA", "APTOS", "CT_RATE"],
+    }))
+    code = main(["check", "--config", str(config), "--results", str(tmp_path / "results"), "--strict"])
+    out = capsys.readouterr().out
+    assert code == 1
+    lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:5]}
+    assert lines == {"aptos2019": "present", "ct_rate": "missing", "pubmedqa": "incomplete"}
+    assert "missing: ori_pqal.json" in out
+    assert "## ct_rate: missing" in out and "1. Sign in to Hugging Face" in out

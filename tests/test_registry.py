@@ -1,0 +1,97 @@
+"""The registry lists exactly the benchmark's subsets, task files and image roots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from preprocess.errors import RegistryError
+from preprocess.registry import load_registry
+from seed_tree import TREE_FILE, seed_layout
+
+SEED_README = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "MedHEB-Bench-README.md"
+
+
+def test_vendored_tree_is_the_seed_readme_tree():
+    if not SEED_README.exists():
+        pytest.skip("the seed README is not beside this checkout (only the vendored copy is)")
+    assert TREE_FILE.read_text(encoding="utf-8").strip() in SEED_README.read_text(encoding="utf-8")
+
+
+def test_registry_matches_seed_tree_exactly():
+    seed = seed_layout()
+    registry = load_registry()
+    assert len(registry.subsets) == 56
+    assert {s.key: list(s.tasks) for s in registry.subsets} == seed["tasks"]
+    assert sum(len(s.tasks) for s in registry.subsets) == 107
+    for group, count in (("2D_Task", 35), ("3D_Task", 14), ("Text_Task", 7)):
+        assert sum(s.group == group for s in registry.subsets) == count
+    for group in ("2D_Task", "3D_Task"):
+        roots = [s.image_root for s in registry.subsets if s.group == group]
+        assert roots == seed["image_roots"][group]
+    assert all(s.image_root is None for s in registry.subsets if s.group == "Text_Task")
+
+
+def test_examples_from_the_issue():
+    registry = load_registry()
+    assert registry.subset("2D_Task/Kvasir").image_root == "2D_Images/kvasir-dataset/datasets/test/"
+    assert registry.subset("3D_Task/CT_RATE").image_root == "3D_Images/CT_RATE/"
+    assert registry.subset("RadImageNet-VQA").tasks == ("RadLmageNet_test.json",)
+    assert registry.subset("2D_Task/ChestImagrome").source_ids == ("chest_imagenome", "mimic_cxr_jpg")
+
+
+def test_shared_sources_are_modelled_once():
+    registry = load_registry()
+    mimic_users = {s.key for s in registry.subsets if "mimic_cxr_jpg" in s.source_ids}
+    assert mimic_users == {"2D_Task/MIMIC-CXR-Report", "2D_Task/MIMIC-CXR-T", "2D_Task/MIMIC-CXR-VQA",
+                           "2D_Task/ChestImagrome"}
+    ct_rate = registry.subset("CT_RATE")
+    assert [c.kind for c in ct_rate.conversions] == ["volume_slices", "drr"]
+    pannuke_users = {s.key for s in registry.subsets if "pannuke" in s.source_ids}
+    assert pannuke_users == {"2D_Task/PanNuke", "2D_Task/PanNuke_VG"}
+
+
+def test_every_source_has_what_a_user_needs():
+    registry = load_registry()
+    used = {s for subset in registry.subsets for s in subset.source_ids}
+    assert used == set(registry.sources)
+    for source in registry.sources.values():
+        assert source.access in ("open", "credential-gated", "bring-your-own")
+        assert source.download.startswith("https://")
+        assert "<raw_root>" in source.instructions, source.id
+        assert source.instructions.lstrip().startswith("1.")
+
+
+def test_medmnist_md5_follows_the_chosen_size():
+    assert load_registry().source("medmnist").file("bloodmnist").md5 == "b718ff6835fcbdb22ba9eacccd7b2601"
+    small = load_registry(variants={"medmnist": "28"}).source("medmnist").file("bloodmnist")
+    assert small.paths == ("bloodmnist.npz",)
+    assert small.md5 == "7053d0359d879ad8a5505303e11de1dc"
+    with pytest.raises(RegistryError, match="variant '32' is not one of"):
+        load_registry(variants={"medmnist": "32"})
+
+
+def test_ambiguous_and_unknown_names():
+    registry = load_registry()
+    with pytest.raises(RegistryError, match="ambiguous.*2D_Task/ChexpertPlus, Text_Task/ChexpertPlus"):
+        registry.subset("ChexpertPlus")
+    with pytest.raises(RegistryError, match="ambiguous.*3D_Task/MMDental, Text_Task/MMDental"):
+        registry.subset("MMDental")
+    with pytest.raises(RegistryError, match="did you mean Kvasir"):
+        registry.subset("Kvasr")
+    assert registry.subset("Text_Task/MMDental").is_text
+
+
+def test_override_file_is_schema_checked(tmp_path):
+    bad = tmp_path / "overrides.yaml"
+    bad.write_text(yaml.safe_dump({"sources": {"aptos2019": {"files": [{"glob": "x/*.png"}]}}}))
+    with pytest.raises(RegistryError, match="sources/aptos2019/files/0"):
+        load_registry(bad)
+    bad.write_text(yaml.safe_dump({"sources": {"aptos": {"files": []}}}))
+    with pytest.raises(RegistryError, match="unknown source 'aptos'.*did you mean aptos2019"):
+        load_registry(bad)
+    bad.write_text(yaml.safe_dump({"sources": {"aptos2019": {"files": [{"path": "../train.csv"}]}}}))
+    with pytest.raises(RegistryError, match="does not match"):
+        load_registry(bad)
