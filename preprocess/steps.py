@@ -74,7 +74,9 @@ def convert(
         raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
     written = []
     for conversion in conversions:
-        target = manifest or layout.shard_manifest(results, subset, conversion.name, shard, shards)
+        target = manifest
+        if target is None and results is not None:
+            target = layout.shard_manifest(results, subset, conversion.name, shard, shards)
         ctx = ConversionContext(registry, settings, subset, conversion, shard, shards)
         written += run_conversion(ctx, KINDS, target)
     return written

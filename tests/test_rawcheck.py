@@ -16,8 +16,19 @@ def _check(settings, source_id, cache=None):
 
 
 def test_demo_sources_are_present(settings):
-    for source_id in ("aptos2019", "brain_tumor_mri", "kvasir_v2", "lc25000", "rfmid", "mimic_cxr_jpg",
-                      "medmcqa", "pubmedqa", "medical_qa_retrieval", "publichealthqa", "chexpert_plus"):
+    for source_id in (
+        "aptos2019",
+        "brain_tumor_mri",
+        "kvasir_v2",
+        "lc25000",
+        "rfmid",
+        "mimic_cxr_jpg",
+        "medmcqa",
+        "pubmedqa",
+        "medical_qa_retrieval",
+        "publichealthqa",
+        "chexpert_plus",
+    ):
         check = _check(settings, source_id)
         assert check.status == "present", (source_id, check.reasons)
 
@@ -87,10 +98,16 @@ def test_fingerprint_changes_when_a_file_is_added_or_removed(demo, settings):
 def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     (demo / "raw" / "PubMedQA" / "ori_pqal.json").unlink()
     config = tmp_path / "config.yaml"
-    config.write_text(json.dumps({
-        "raw_root": str(demo / "raw"), "data_basedir": str(demo / "DATA_BASEDIR"),
-        "registry_overrides": str(demo / "registry-overrides.yaml"), "subsets": ["PubMedQA", "APTOS", "CT_RATE"],
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "raw_root": str(demo / "raw"),
+                "data_basedir": str(demo / "DATA_BASEDIR"),
+                "registry_overrides": str(demo / "registry-overrides.yaml"),
+                "subsets": ["PubMedQA", "APTOS", "CT_RATE"],
+            }
+        )
+    )
     code = main(["check", "--config", str(config), "--results", str(tmp_path / "results"), "--strict"])
     out = capsys.readouterr().out
     assert code == 1

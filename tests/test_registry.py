@@ -45,8 +45,12 @@ def test_examples_from_the_issue():
 def test_shared_sources_are_modelled_once():
     registry = load_registry()
     mimic_users = {s.key for s in registry.subsets if "mimic_cxr_jpg" in s.source_ids}
-    assert mimic_users == {"2D_Task/MIMIC-CXR-Report", "2D_Task/MIMIC-CXR-T", "2D_Task/MIMIC-CXR-VQA",
-                           "2D_Task/ChestImagrome"}
+    assert mimic_users == {
+        "2D_Task/MIMIC-CXR-Report",
+        "2D_Task/MIMIC-CXR-T",
+        "2D_Task/MIMIC-CXR-VQA",
+        "2D_Task/ChestImagrome",
+    }
     ct_rate = registry.subset("CT_RATE")
     assert [c.kind for c in ct_rate.conversions] == ["volume_slices", "drr"]
     pannuke_users = {s.key for s in registry.subsets if "pannuke" in s.source_ids}
@@ -69,17 +73,17 @@ def test_medmnist_md5_follows_the_chosen_size():
     small = load_registry(variants={"medmnist": "28"}).source("medmnist").file("bloodmnist")
     assert small.paths == ("bloodmnist.npz",)
     assert small.md5 == "7053d0359d879ad8a5505303e11de1dc"
-    with pytest.raises(RegistryError, match="variant '32' is not one of"):
+    with pytest.raises(RegistryError, match=r"variant '32' is not one of"):
         load_registry(variants={"medmnist": "32"})
 
 
 def test_ambiguous_and_unknown_names():
     registry = load_registry()
-    with pytest.raises(RegistryError, match="ambiguous.*2D_Task/ChexpertPlus, Text_Task/ChexpertPlus"):
+    with pytest.raises(RegistryError, match=r"ambiguous.*2D_Task/ChexpertPlus, Text_Task/ChexpertPlus"):
         registry.subset("ChexpertPlus")
-    with pytest.raises(RegistryError, match="ambiguous.*3D_Task/MMDental, Text_Task/MMDental"):
+    with pytest.raises(RegistryError, match=r"ambiguous.*3D_Task/MMDental, Text_Task/MMDental"):
         registry.subset("MMDental")
-    with pytest.raises(RegistryError, match="did you mean Kvasir"):
+    with pytest.raises(RegistryError, match=r"did you mean Kvasir"):
         registry.subset("Kvasr")
     assert registry.subset("Text_Task/MMDental").is_text
 
@@ -87,11 +91,11 @@ def test_ambiguous_and_unknown_names():
 def test_override_file_is_schema_checked(tmp_path):
     bad = tmp_path / "overrides.yaml"
     bad.write_text(yaml.safe_dump({"sources": {"aptos2019": {"files": [{"glob": "x/*.png"}]}}}))
-    with pytest.raises(RegistryError, match="sources/aptos2019/files/0"):
+    with pytest.raises(RegistryError, match=r"sources/aptos2019/files/0"):
         load_registry(bad)
     bad.write_text(yaml.safe_dump({"sources": {"aptos": {"files": []}}}))
-    with pytest.raises(RegistryError, match="unknown source 'aptos'.*did you mean aptos2019"):
+    with pytest.raises(RegistryError, match=r"unknown source 'aptos'.*did you mean aptos2019"):
         load_registry(bad)
     bad.write_text(yaml.safe_dump({"sources": {"aptos2019": {"files": [{"path": "../train.csv"}]}}}))
-    with pytest.raises(RegistryError, match="does not match"):
+    with pytest.raises(RegistryError, match=r"does not match"):
         load_registry(bad)

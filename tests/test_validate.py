@@ -122,10 +122,20 @@ def test_invalid_json_is_reported_with_its_position(tree):
 
 
 def test_record_schema_accepts_the_benchmark_shapes():
-    assert task_record_problems(
-        {"qry_inst": "x", "qry_text": "", "qry_img_path": ["a/slice_000.png"], "tgt_text": ["", ""],
-         "tgt_img_path": [["b/slice_000.png"], "c.png"], "qry_modality": "video", "tgt_modality": "image"}
-    ) == []
+    assert (
+        task_record_problems(
+            {
+                "qry_inst": "x",
+                "qry_text": "",
+                "qry_img_path": ["a/slice_000.png"],
+                "tgt_text": ["", ""],
+                "tgt_img_path": [["b/slice_000.png"], "c.png"],
+                "qry_modality": "video",
+                "tgt_modality": "image",
+            }
+        )
+        == []
+    )
 
 
 def test_validate_command_names_file_and_record(tree, capsys):
@@ -161,9 +171,7 @@ def test_symlink_farm_targets_are_allowed_roots(tmp_path):
     root.mkdir(parents=True)
     os.symlink(tmp_path / "raw" / "mimic-cxr-jpg" / "files" / "p10", root / "p10")
     (base / "2D_Task" / "MIMIC-CXR-VQA").mkdir(parents=True)
-    (base / "2D_Task" / "MIMIC-CXR-VQA" / "mimic_test.json").write_text(
-        json.dumps([_record("p10/p10000032/s1/a.jpg")])
-    )
+    (base / "2D_Task" / "MIMIC-CXR-VQA" / "mimic_test.json").write_text(json.dumps([_record("p10/p10000032/s1/a.jpg")]))
     [report] = validate_subset(registry, subset, base, tmp_path / "raw")
     assert report.passed
     [without_raw] = validate_subset(registry, subset, base, None)
@@ -173,8 +181,10 @@ def test_symlink_farm_targets_are_allowed_roots(tmp_path):
 def test_train_data_paths_resolve_against_data_basedir(tree):
     train = tree / "Train_Data" / "2D_Task" / "APTOS" / "APTOS_train.jsonl"
     train.parent.mkdir(parents=True)
-    lines = [{"messages": [], "images": ["./2D_Images/APTOS/train_images/good.png"]},
-             {"messages": [], "images": ["./2D_Images/APTOS/train_images/gone.png"]}]
+    lines = [
+        {"messages": [], "images": ["./2D_Images/APTOS/train_images/good.png"]},
+        {"messages": [], "images": ["./2D_Images/APTOS/train_images/gone.png"]},
+    ]
     train.write_text("\n".join(json.dumps(line) for line in lines))
     _write_task(tree, [_record("good.png")])
     reports = validate_subset(load_registry(), load_registry().subset("APTOS"), tree)

@@ -144,4 +144,5 @@ def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = 
     if manifest is not None:
         lines = ["path\tkind\tdetail"] + ["\t".join(row) for row in ctx.written]
         atomic_write_text(manifest, "\n".join(lines) + "\n")
+        ctx.log(f"manifest: {manifest}")
     return ctx.written

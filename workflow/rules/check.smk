@@ -24,8 +24,6 @@ checkpoint plan:
     output:
         plan=RESULTS / "plan.json",
         instructions=RESULTS / "not-built.md",
-    params:
-        selection=[subset.key for subset in SELECTED],
     log:
         "logs/plan.log",
     conda:
@@ -34,5 +32,7 @@ checkpoint plan:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        selection=[subset.key for subset in SELECTED],
     script:
         ENTRY

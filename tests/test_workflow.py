@@ -1,0 +1,89 @@
+"""The Snakemake workflow end to end on the demo, and its lint and formatting."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def _run(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    command = [*SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2", *args]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        pytest.fail(f"snakemake failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
+
+
+@pytest.fixture
+def workdir(tmp_path, demo) -> Path:
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    return tmp_path
+
+
+def test_demo_builds_and_every_path_resolves(workdir):
+    done = _run(workdir)
+    summary = (workdir / "results" / "validation" / "summary.txt").read_text()
+    assert "task files resolve every path" in done.stderr
+    rows = json.loads((workdir / "results" / "validation" / "summary.json").read_text())["files"]
+    built = {row["subset"] for row in rows}
+    assert {
+        "2D_Task/APTOS",
+        "2D_Task/Kvasir",
+        "2D_Task/MIMIC-CXR-T",
+        "2D_Task/ChexpertPlus",
+        "Text_Task/PubMedQA",
+    } <= built
+    assert all(row["ok"] == row["paths"] and not row["missing"] for row in rows)
+    assert sum(row["paths"] for row in rows) > 100
+    assert "3D_Task/CT_RATE: not built: raw missing" in summary
+    plan = json.loads((workdir / "results" / "plan.json").read_text())
+    assert len(plan) == 56
+    ct_rate = next(p for p in plan if p["subset"] == "3D_Task/CT_RATE")
+    assert "huggingface-cli download ibrahimhamamci/CT-RATE" in ct_rate["instructions"]["ct_rate"]
+    assert "## ct_rate: missing" in (workdir / "results" / "not-built.md").read_text()
+
+    again = _run(workdir)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_deleting_a_raw_file_is_seen_on_the_next_run(workdir):
+    _run(workdir)
+    (workdir / "demo" / "raw" / "aptos2019-blindness-detection" / "train_images" / "6cd606dc52e9.png").unlink()
+    _run(workdir)
+    check = json.loads((workdir / "results" / "check" / "sources" / "aptos2019.json").read_text())
+    assert check["status"] == "incomplete"
+    plan = json.loads((workdir / "results" / "plan.json").read_text())
+    aptos = next(p for p in plan if p["subset"] == "2D_Task/APTOS")
+    assert aptos["action"] == "skip" and aptos["reason"] == "raw incomplete"
+
+
+def test_naming_a_subset_whose_raw_is_missing_stops_with_instructions(workdir):
+    done = _run(workdir, "--config", "subsets=['CT_RATE']", check=False)
+    assert done.returncode != 0
+    assert "3D_Task/CT_RATE: not built: raw missing" in done.stderr
+    assert "How to get ct_rate" in done.stderr
+
+
+def test_lint_is_clean():
+    done = subprocess.run(
+        [*SNAKEMAKE, "--lint", "-s", str(REPO / "Snakefile"), "--directory", str(REPO)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Lints for" not in done.stdout + done.stderr
+
+
+def test_snakefmt_and_ruff_are_clean():
+    snakefmt = shutil.which("snakefmt", path=str(Path(sys.executable).parent))
+    done = subprocess.run([snakefmt, "--check", "Snakefile", "workflow"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
