@@ -57,12 +57,22 @@ def cmd_list(args) -> int:
         )
     if args.json:
         print(json.dumps(rows, indent=2))
+    elif args.markdown:
+        print(markdown_table(rows))
     else:
         from preprocess import tables
 
         print(tables.render(list(rows[0]), [list(r.values()) for r in rows]))
         print(f"\n{len(rows)} subsets, {sum(r['tasks'] for r in rows)} task files, {len(registry.sources)} sources")
     return 0
+
+
+def markdown_table(rows: list[dict]) -> str:
+    lines = ["| subset | conversion | sources | access | image root |", "|---|---|---|---|---|"]
+    for row in rows:
+        root = f"`{row['image_root']}`" if row["image_root"] else "(text)"
+        lines.append(f"| {row['subset']} | {row['kind']} | {row['sources']} | {row['access']} | {root} |")
+    return "\n".join(lines)
 
 
 def cmd_info(args) -> int:
@@ -216,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="all 56 subsets: kind, sources, access, image root")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="the table of the README")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("info", help="one subset or source, with download instructions")

@@ -89,3 +89,11 @@ def _config(demo, tmp_path):
         )
     )
     return path
+
+
+def test_readme_subset_table_matches_the_registry(capsys):
+    from conftest import REPO
+
+    assert main(["list", "--markdown"]) == 0
+    table = capsys.readouterr().out.strip()
+    assert table in (REPO / "README.md").read_text(encoding="utf-8")

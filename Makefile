@@ -1,0 +1,28 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+
+.PHONY: demo test lint clean-demo
+
+$(BIN)/snakemake: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(BIN)/snakemake
+	$(BIN)/snakemake --cores $(CORES)
+
+test: $(BIN)/snakemake
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/snakemake
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean-demo:
+	rm -rf demo results logs .snakemake
