@@ -248,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversion", help="only this conversion of the subset")
     p.add_argument("--shard", default="1/1", help="I/N: build the I-th of N shards (default 1/1)")
     p.add_argument("--manifest", help="where to write the manifest (default under --results)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("validate", help="check every image path of every task JSON")

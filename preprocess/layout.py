@@ -15,6 +15,12 @@ def image_root(data_basedir: Path, subset: Subset) -> Path | None:
     return None if subset.image_root is None else data_basedir / subset.image_root
 
 
+def subset_dir(data_basedir: Path, subset: Subset) -> Path:
+    """The first folder of the image root under 2D_Images/ or 3D_Images/ (e.g. 2D_Images/BloodMNIST)."""
+    parts = Path(subset.image_root).parts
+    return data_basedir / parts[0] / parts[1]
+
+
 def task_dir(data_basedir: Path, subset: Subset) -> Path:
     return data_basedir / subset.group / subset.folder
 

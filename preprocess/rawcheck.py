@@ -11,6 +11,7 @@ from pathlib import Path
 
 from preprocess import layout
 from preprocess.fsutil import ChecksumCache
+from preprocess.npzio import structure_problems
 from preprocess.registry import FileSpec, Registry, Source
 
 PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
@@ -26,6 +27,7 @@ class FileResult:
     expected_count: int = 1
     md5_expected: str | None = None
     md5_actual: str | None = None
+    detail: str | None = None
 
     @property
     def reason(self) -> str:
@@ -33,6 +35,8 @@ class FileResult:
             return f"missing: {self.spec}"
         if self.status == "too_few":
             return f"too few files: {self.spec} matches {self.count}, expected at least {self.expected_count}"
+        if self.status == "corrupt" and self.detail:
+            return f"wrong content: {self.detail}"
         if self.status == "corrupt":
             return f"checksum differs: {self.found[0]} md5 {self.md5_actual}, expected {self.md5_expected}"
         return "ok"
@@ -91,6 +95,11 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool) -
                 result.md5_actual = cache.md5(path)
                 if result.md5_actual != spec.md5:
                     result.status = "corrupt"
+                    return result
+            if spec.npz:
+                problems = structure_problems(path, spec.npz)
+                if problems:
+                    result.status, result.detail = "corrupt", "; ".join(problems[:5])
             return result
     result.status = "missing"
     return result

@@ -9,25 +9,47 @@ import yaml
 from preprocess import layout
 from preprocess.errors import RawDataError
 from preprocess.fsutil import atomic_write_text, file_digest
+from preprocess.npzio import SPLITS, NpzFile
 from preprocess.rawcheck import _glob
 
 
-def observed_files(source, raw_root: Path) -> list[dict]:
-    """The source's file specs with MD5s and counts measured on the copy at hand."""
+def observed_files(source, raw_root: Path) -> tuple[list[dict], list[str]]:
+    """The source's file specs with MD5s and counts measured on the copy at hand.
+
+    Files the copy lacks keep their registry expectations; their ids are returned as the second value.
+    """
     base = layout.raw_dir(raw_root, source)
-    specs = []
+    specs, absent = [], []
     for spec in source.files:
         if spec.glob:
             count = len(_glob(base, spec.glob))
             if count == 0:
-                raise RawDataError(f"{source.id}: nothing under {base} matches {spec.glob}")
+                absent.append(spec.id)
+                count = spec.min_count
             specs.append({"id": spec.id, "glob": spec.glob, "min_count": count})
             continue
         found = next((p for p in spec.paths if (base / p).exists()), None)
         if found is None:
-            raise RawDataError(f"{source.id}: none of {list(spec.paths)} exists under {base}")
-        specs.append({"id": spec.id, "path": found, "md5": file_digest(base / found, "md5")})
-    return specs
+            absent.append(spec.id)
+            entry = {"id": spec.id, "path": list(spec.paths)}
+            if spec.md5:
+                entry["md5"] = spec.md5
+            if spec.npz:
+                entry["npz"] = {k: v for k, v in spec.npz.items() if k != "size"}
+            specs.append(entry)
+            continue
+        entry = {"id": spec.id, "path": found, "md5": file_digest(base / found, "md5")}
+        if spec.npz:
+            entry["npz"] = _observed_npz(base / found, spec.npz)
+        specs.append(entry)
+    return specs, absent
+
+
+def _observed_npz(path: Path, spec: dict) -> dict:
+    """The npz description with the split sizes this copy holds (a subset copy, or the demo's)."""
+    with NpzFile(path) as archive:
+        counts = {split: archive.info(f"{split}_images").shape[0] for split in SPLITS}
+    return {"dims": spec["dims"], "channels": spec["channels"], "labels": spec["labels"], "counts": counts}
 
 
 def register_source(registry, settings, source_id: str, out: Path) -> str:
@@ -35,7 +57,10 @@ def register_source(registry, settings, source_id: str, out: Path) -> str:
     document = {"sources": {}}
     if out.exists():
         document = yaml.safe_load(out.read_text(encoding="utf-8")) or {"sources": {}}
-    document.setdefault("sources", {})[source_id] = {"files": observed_files(source, settings.raw_root)}
-    text = yaml.safe_dump(document, sort_keys=True)
-    atomic_write_text(out, text)
-    return f"registered {source_id} in {out}; set registry_overrides: {out} in your config"
+    files, absent = observed_files(source, settings.raw_root)
+    if len(absent) == len(files):
+        raise RawDataError(f"{source_id}: nothing of it is under {layout.raw_dir(settings.raw_root, source)}")
+    document.setdefault("sources", {})[source_id] = {"files": files}
+    atomic_write_text(out, yaml.safe_dump(document, sort_keys=True))
+    note = f" (absent, kept as the registry expects them: {', '.join(absent)})" if absent else ""
+    return f"registered {source_id} in {out}{note}; set registry_overrides: {out} in your config"

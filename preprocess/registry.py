@@ -26,6 +26,7 @@ class FileSpec:
     glob: str | None = None
     min_count: int = 1
     md5: str | None = None
+    npz: dict | None = field(default=None, hash=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -171,12 +172,18 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         md5 = md5.get(variant)
     paths = raw.get("path", ())
     paths = (paths,) if isinstance(paths, str) else tuple(paths)
+    npz = raw.get("npz")
+    if npz is not None:
+        if "size" not in variant_fields:
+            raise RegistryError(f"source {source_id!r}: an npz file needs a variant with a size field")
+        npz = {**npz, "size": int(variant_fields["size"])}
     return FileSpec(
         id=raw.get("id", f"file{index}"),
         paths=tuple(fill(p) for p in paths),
         glob=fill(raw["glob"]) if "glob" in raw else None,
         min_count=raw.get("min_count", 1),
         md5=md5,
+        npz=npz,
     )
 
 

@@ -33,6 +33,7 @@ def _convert(smk, settings, registry):
         None,  # checks are given: no checksum cache needed
         Path(smk.output[0]),
         checks,
+        workers=smk.threads,
     )
 
 

@@ -51,11 +51,16 @@ def convert(
     conversion_name: str | None,
     shard: int,
     shards: int,
-    results: Path,
+    results: Path | None,
     manifest: Path | None = None,
     checks: dict | None = None,
+    workers: int = 1,
 ) -> list:
-    """Build one subset (or one conversion shard of it) after making sure its raw data is whole."""
+    """Build one subset (or one conversion shard of it) after making sure its raw data is whole.
+
+    `results` holds the checksum cache and the default manifest place; `checks` skips re-checking;
+    `workers` processes share the work of one job.
+    """
     subset = registry.subset(subset_name)
     if subset.is_text:
         print(f"{subset.key} is a text subset: nothing to convert")
@@ -77,7 +82,7 @@ def convert(
         target = manifest
         if target is None and results is not None:
             target = layout.shard_manifest(results, subset, conversion.name, shard, shards)
-        ctx = ConversionContext(registry, settings, subset, conversion, shard, shards)
+        ctx = ConversionContext(registry, settings, subset, conversion, shard, shards, workers=workers)
         written += run_conversion(ctx, KINDS, target)
     return written
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from preprocess.convert import image_folder, symlink_farm
 from preprocess.convert.base import ConversionContext, run_conversion
+from preprocess.convert.medmnist import Slices3D, Unpack2D
 
 # kind -> module with `plan(ctx) -> list[item]` and `build(ctx, items) -> None`
 KINDS = {
     "image_folder": image_folder,
     "symlink_farm": symlink_farm,
+    "npz_unpack_2d": Unpack2D,
+    "npz_slices_3d": Slices3D,
 }
 
 __all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]

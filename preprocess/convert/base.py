@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import hashlib
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -31,9 +33,19 @@ class ConversionContext:
     def params(self) -> dict:
         return self.conversion.params
 
+    workers: int = 1
+
     @property
     def image_root(self) -> Path:
         return layout.image_root(self.settings.data_basedir, self.subset)
+
+    @property
+    def subset_dir(self) -> Path:
+        """The subset's top folder under 2D_Images/ or 3D_Images/ (the image root may be deeper)."""
+        return layout.subset_dir(self.settings.data_basedir, self.subset)
+
+    def add_records(self, records) -> None:
+        self.written.extend(records)
 
     def source(self, source_id: str | None = None) -> Source:
         if source_id is None:
@@ -125,6 +137,43 @@ class ConversionContext:
         if detail is None:
             detail = f"{path.stat().st_size}:{file_digest(path, 'sha256')}"
         self.written.append((relative, kind, detail))
+
+
+def write_output(target: Path, data: bytes, data_basedir: Path, overwrite: bool) -> tuple[str, str, str]:
+    """Write bytes atomically unless the file already holds them; return the manifest row."""
+    detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+    relative = str(target.relative_to(data_basedir))
+    try:
+        if target.stat().st_size == len(data) and target.read_bytes() == data:
+            return relative, "file", detail
+        if not overwrite:
+            raise OutputConflictError(
+                f"{target} already exists with other content; the pipeline does not overwrite it. "
+                "Move it away, or set overwrite_existing: true to replace it"
+            )
+    except FileNotFoundError:
+        pass
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return write_output(target, data, data_basedir, overwrite)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return relative, "file", detail
+
+
+def parallel_map(function, chunks: list, workers: int) -> list:
+    """Run function(chunk) for each chunk, in forked workers when workers > 1 (they share loaded arrays)."""
+    if workers <= 1 or len(chunks) <= 1:
+        return [function(chunk) for chunk in chunks]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(min(workers, len(chunks))) as pool:
+        return pool.map(function, chunks)
 
 
 def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:

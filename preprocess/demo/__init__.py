@@ -47,7 +47,7 @@ def _write(out: Path) -> None:
     for source_id, writer in WRITERS.items():
         source = registry.source(source_id)
         referenced.update(writer(layout.raw_dir(raw_root, source)))
-        overrides[source_id] = {"files": observed_files(source, raw_root)}
+        overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
     (out / "registry-overrides.yaml").write_text(
         "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"
         + yaml.safe_dump({"sources": overrides}, sort_keys=True), encoding="utf-8")

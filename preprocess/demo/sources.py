@@ -10,6 +10,8 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
+
 from preprocess.demo.images import encode, pattern
 
 
@@ -150,7 +152,61 @@ def publichealthqa(base: Path) -> dict[str, list[str]]:
     return {"Text_Task/PublicHealthQA": []}
 
 
+def _npz(path: Path, arrays: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
+def _medmnist_2d(base: Path, flag: str, size: int, channels: int, labels: list[str], multi: bool, seed: int):
+    """An npz with MedMNIST's keys, dtypes and shapes; 3 train, 2 val and 4 test images."""
+    rng = np.random.default_rng(seed)
+    arrays, referenced = {}, []
+    for split, count in (("train", 3), ("val", 2), ("test", 4)):
+        images = np.stack([pattern(seed + i, (size, size), channels) for i in range(count)]).astype(np.uint8)
+        if multi:
+            rows = rng.integers(0, 2, size=(count, len(labels)), dtype=np.uint8)
+            rows[0] = 0  # one image without findings
+        else:
+            rows = (np.arange(count) % len(labels)).reshape(-1, 1).astype(np.uint8)
+        arrays[f"{split}_images"], arrays[f"{split}_labels"] = images, rows
+        if split == "test":
+            for index, row in enumerate(rows):
+                values = "_".join(str(int(v)) for v in row)
+                positives = [labels[i] for i, v in enumerate(row) if v] if multi else [labels[int(row[0])]]
+                referenced.append(f"{(positives or ['no finding'])[0]}/test{index}_{values}.png")
+    _npz(base / f"{flag}_{size}.npz", arrays)
+    return referenced
+
+
+def medmnist(base: Path) -> dict[str, list[str]]:
+    from preprocess.registry import load_registry
+
+    registry = load_registry()
+    referenced = {}
+    for key, flag, channels, multi in (("2D_Task/BloodMNIST", "bloodmnist", 3, False),
+                                       ("2D_Task/ChestMNIST", "chestmnist", 1, True),
+                                       ("2D_Task/OrganAMNIST", "organamnist", 1, False)):
+        labels = next(c for c in registry.subset(key).conversions).params["labels"]
+        referenced[key] = _medmnist_2d(base, flag, 224, channels, labels, multi, seed=len(referenced) * 10)
+    return referenced
+
+
+def medmnist3d(base: Path) -> dict[str, list[list[str]]]:
+    """organmnist3d_64.npz with 2 train, 1 val and 3 test volumes of 64^3."""
+    arrays = {}
+    for split, count in (("train", 2), ("val", 1), ("test", 3)):
+        volumes = np.stack([np.stack([pattern(i * 64 + k, (64, 64), 1) for k in range(64)]) for i in range(count)])
+        arrays[f"{split}_images"] = volumes.astype(np.uint8)
+        arrays[f"{split}_labels"] = (np.arange(count) % 11).reshape(-1, 1).astype(np.uint8)
+    _npz(base / "organmnist3d_64.npz", arrays)
+    series = [[f"sample_{i:05d}/slice_{k:02d}.png" for k in range(64)] for i in range(3)]
+    return {"3D_Task/Organ3dMNIST": series}
+
+
 WRITERS = {
+    "medmnist": medmnist,
+    "medmnist3d": medmnist3d,
     "aptos2019": aptos,
     "isic2019": isic2019,
     "brain_tumor_mri": brain_tumor_mri,

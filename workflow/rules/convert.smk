@@ -12,9 +12,9 @@ rule convert:
         "results/benchmarks/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: lambda wildcards: conversion_resources(wildcards)[0]
     resources:
-        mem_mb=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[0],
-        runtime=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[1],
+        mem_mb=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[1],
+        runtime=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[2],
     script:
         ENTRY

@@ -1,0 +1,175 @@
+"""Read .npz archives (numpy's zip of .npy members) fast and with errors that name the file.
+
+numpy's own loader inflates members with the stdlib zlib; here the deflate stream of a member is handed to
+python-isal, about 2x faster on the multi-GB MedMNIST+ 224 files. Headers can be read without inflating the
+arrays, so a structure check (keys, shapes, dtypes) costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from isal import isal_zlib
+
+from preprocess.errors import RawDataError
+
+_MAGIC = b"\x93NUMPY"
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran_order: bool
+
+
+def _parse_header(head: bytes, where: str) -> tuple[ArrayInfo, int]:
+    """Parse an .npy header; return the array description and the header length."""
+    if not head.startswith(_MAGIC) or len(head) < 10:
+        raise RawDataError(f"{where}: not a .npy member (bad magic); the file is corrupt, download it again")
+    major = head[6]
+    if major == 1:
+        (length,) = struct.unpack("<H", head[8:10])
+        start = 10
+    elif major in (2, 3):
+        (length,) = struct.unpack("<I", head[8:12])
+        start = 12
+    else:
+        raise RawDataError(f"{where}: unsupported .npy format version {major}")
+    if len(head) < start + length:
+        raise RawDataError(f"{where}: the .npy header is cut short; the file is truncated, download it again")
+    try:
+        meta = ast.literal_eval(head[start : start + length].decode("latin1"))
+        info = ArrayInfo(tuple(meta["shape"]), np.dtype(meta["descr"]), bool(meta["fortran_order"]))
+    except (ValueError, SyntaxError, KeyError, TypeError) as exc:
+        raise RawDataError(f"{where}: unreadable .npy header ({exc}); the file is corrupt") from None
+    return info, start + length
+
+
+class NpzFile:
+    """One .npz archive: `keys`, `info(key)` from headers only, `array(key)` inflated with ISA-L."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            self._zip = zipfile.ZipFile(self.path)
+            self._members = {
+                name[:-4]: entry
+                for name, entry in ((i.filename, i) for i in self._zip.infolist())
+                if name.endswith(".npy")
+            }
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise RawDataError(
+                f"{self.path}: not a readable .npz archive ({exc}); the download is truncated or corrupt: "
+                "delete it and download it again"
+            ) from None
+
+    def close(self) -> None:
+        self._zip.close()
+
+    def __enter__(self) -> NpzFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def keys(self) -> list[str]:
+        return sorted(self._members)
+
+    def _entry(self, key: str) -> zipfile.ZipInfo:
+        try:
+            return self._members[key]
+        except KeyError:
+            raise RawDataError(f"{self.path}: no array {key!r} (it has: {', '.join(self.keys)})") from None
+
+    def info(self, key: str) -> ArrayInfo:
+        where = f"{self.path}[{key}]"
+        try:
+            with self._zip.open(self._entry(key)) as member:
+                head = member.read(4096)
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+            raise RawDataError(f"{where}: cannot read ({exc}); the file is truncated or corrupt") from None
+        return _parse_header(head, where)[0]
+
+    def array(self, key: str) -> np.ndarray:
+        entry = self._entry(key)
+        where = f"{self.path}[{key}]"
+        raw = self._raw_member(entry, where)
+        info, offset = _parse_header(raw[:4096], where)
+        expected = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
+        if len(raw) - offset != expected:
+            raise RawDataError(
+                f"{where}: holds {len(raw) - offset} data bytes, its header promises {expected} "
+                f"(shape {info.shape}, {info.dtype}); the file is truncated or corrupt"
+            )
+        data = np.frombuffer(raw, dtype=info.dtype, count=expected // info.dtype.itemsize, offset=offset)
+        order = "F" if info.fortran_order else "C"
+        return data.reshape(info.shape, order=order)
+
+    def _raw_member(self, entry: zipfile.ZipInfo, where: str) -> bytes:
+        """The member's uncompressed bytes: ISA-L for deflate, plain read for stored members."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(entry.header_offset)
+                local = handle.read(30)
+                if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                    raise RawDataError(f"{where}: damaged zip entry; the file is corrupt, download it again")
+                name_length, extra_length = struct.unpack("<HH", local[26:30])
+                handle.seek(entry.header_offset + 30 + name_length + extra_length)
+                payload = handle.read(entry.compress_size)
+        except OSError as exc:
+            raise RawDataError(f"{where}: cannot read ({exc})") from None
+        if len(payload) < entry.compress_size:
+            raise RawDataError(f"{where}: the archive ends early; the file is truncated, download it again")
+        if entry.compress_type == zipfile.ZIP_STORED:
+            data = payload
+        elif entry.compress_type == zipfile.ZIP_DEFLATED:
+            try:
+                data = isal_zlib.decompress(payload, wbits=-15)
+            except isal_zlib.error as exc:
+                raise RawDataError(f"{where}: corrupt deflate data ({exc}); download the file again") from None
+        else:
+            raise RawDataError(f"{where}: unsupported zip compression {entry.compress_type}")
+        if isal_zlib.crc32(data) != entry.CRC:
+            raise RawDataError(f"{where}: CRC mismatch; the file is corrupt, download it again")
+        return data
+
+
+SPLITS = ("train", "val", "test")
+
+
+def expected_image_shape(spec: dict, count: int) -> tuple[int, ...]:
+    size = spec["size"]
+    shape = (count,) + (size,) * spec["dims"]
+    return (*shape, 3) if spec["channels"] == 3 else shape
+
+
+def structure_problems(path: Path, spec: dict) -> list[str]:
+    """Compare an archive's keys, shapes and dtypes with its registry description (headers only)."""
+    try:
+        with NpzFile(path) as archive:
+            problems = []
+            for split in SPLITS:
+                count = spec["counts"][split]
+                for key, shape in (
+                    (f"{split}_images", expected_image_shape(spec, count)),
+                    (f"{split}_labels", (count, spec["labels"])),
+                ):
+                    if key not in archive.keys:
+                        problems.append(f"{path.name}: no array {key!r} (it has: {', '.join(archive.keys)})")
+                        continue
+                    info = archive.info(key)
+                    if info.shape != shape:
+                        problems.append(f"{path.name}[{key}]: shape {info.shape}, expected {shape}")
+                    if key.endswith("_images") and info.dtype != np.uint8:
+                        problems.append(f"{path.name}[{key}]: dtype {info.dtype}, expected uint8")
+            return problems
+    except RawDataError as exc:
+        return [str(exc)]
