@@ -12,10 +12,16 @@ $(BIN)/snakemake: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The MedMNIST reference tool for the tests and benchmarks (see tests/requirements-reference.txt).
+$(VENV)/.reference: tests/requirements-reference.txt $(BIN)/snakemake
+	$(BIN)/python -m pip install --quiet -r tests/requirements-reference.txt
+	$(BIN)/python -m pip install --quiet --no-deps medmnist==3.0.2
+	touch $@
+
 demo: $(BIN)/snakemake
 	$(BIN)/snakemake --cores $(CORES)
 
-test: $(BIN)/snakemake
+test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/snakemake

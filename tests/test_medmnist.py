@@ -1,0 +1,306 @@
+"""MedMNIST: npz reading, PNG writing, class folders, 3D slices, and equality with `medmnist save`."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+
+from preprocess import steps
+from preprocess.config import settings_from_dict
+from preprocess.errors import RawDataError
+from preprocess.npzio import NpzFile, structure_problems
+from preprocess.pngio import encode_png
+from preprocess.register import observed_files
+from preprocess.registry import load_registry
+
+
+def _decode(path_or_bytes) -> np.ndarray:
+    source = io.BytesIO(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes
+    with Image.open(source) as image:
+        return np.array(image)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "mode"),
+    [
+        ((28, 28), np.uint8, "L"),
+        ((28, 28, 3), np.uint8, "RGB"),
+        ((224, 160), np.uint8, "L"),
+        ((7, 5), np.uint16, "I;16"),
+        ((1, 1), np.uint8, "L"),
+    ],
+)
+def test_png_round_trip(shape, dtype, mode):
+    array = np.random.default_rng(3).integers(0, np.iinfo(dtype).max + 1, size=shape, dtype=dtype)
+    data = encode_png(array)
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.mode == mode
+        assert np.array_equal(np.array(image), array)
+
+
+def test_png_rejects_what_it_cannot_write():
+    with pytest.raises(ValueError, match=r"uint8 or uint16"):
+        encode_png(np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError, match=r"\(H, W\) or \(H, W, 3\)"):
+        encode_png(np.zeros((4, 4, 2), np.uint8))
+
+
+def _write_npz(path: Path, size: int, channels: int, counts=(3, 2, 5), labels: int = 1, classes: int = 8, dims=2):
+    rng = np.random.default_rng(size + channels)
+    arrays = {}
+    for split, count in zip(("train", "val", "test"), counts, strict=True):
+        shape = (count,) + (size,) * dims + ((3,) if channels == 3 else ())
+        arrays[f"{split}_images"] = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        arrays[f"{split}_labels"] = rng.integers(0, classes if labels == 1 else 2, size=(count, labels), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)
+    return arrays
+
+
+SPEC = {"dims": 2, "channels": 3, "labels": 1, "counts": {"train": 3, "val": 2, "test": 5}, "size": 28}
+
+
+def test_npz_reader_matches_numpy(tmp_path):
+    arrays = _write_npz(tmp_path / "a.npz", 28, 3)
+    with NpzFile(tmp_path / "a.npz") as archive, np.load(tmp_path / "a.npz") as reference:
+        assert archive.keys == sorted(reference.files)
+        for key in reference.files:
+            assert np.array_equal(archive.array(key), reference[key])
+            assert archive.info(key).shape == arrays[key].shape
+    assert structure_problems(tmp_path / "a.npz", SPEC) == []
+
+
+def test_truncated_npz_names_the_file(tmp_path):
+    _write_npz(tmp_path / "a.npz", 28, 3)
+    data = (tmp_path / "a.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(RawDataError, match=r"cut.npz: not a readable .npz archive.*download it again"):
+        NpzFile(tmp_path / "cut.npz")
+
+
+def test_corrupt_member_is_caught_by_crc(tmp_path):
+    _write_npz(tmp_path / "a.npz", 28, 1)
+    data = bytearray((tmp_path / "a.npz").read_bytes())
+    with NpzFile(tmp_path / "a.npz") as archive:
+        entry = archive._members["test_images"]
+    data[entry.header_offset + 30 + len("test_images.npy") + 200] ^= 0xFF
+    (tmp_path / "bad.npz").write_bytes(bytes(data))
+    with NpzFile(tmp_path / "bad.npz") as archive, pytest.raises(RawDataError, match=r"bad.npz\[test_images\]"):
+        archive.array("test_images")
+
+
+def test_structure_problems_name_key_and_expected_shape(tmp_path):
+    arrays = _write_npz(tmp_path / "a.npz", 28, 3)
+    del arrays["val_labels"]
+    arrays["test_images"] = arrays["test_images"][:, :27]
+    np.savez_compressed(tmp_path / "b.npz", **arrays)
+    assert structure_problems(tmp_path / "b.npz", SPEC) == [
+        "b.npz: no array 'val_labels' (it has: test_images, test_labels, train_images, train_labels, val_images)",
+        "b.npz[test_images]: shape (5, 27, 28, 3), expected (5, 28, 28, 3)",
+    ]
+
+
+# --- the conversion, on a raw root of our own ---------------------------------------------------------
+
+
+def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medmnist", **extra):
+    """A raw root holding the given npz files, with an override that registers their counts and MD5s."""
+    raw = tmp_path / "raw"
+    registry = load_registry(variants={source: size})
+    arrays = {}
+    for flag, (channels, labels) in flags.items():
+        spec = registry.source(source).file(flag)
+        arrays[flag] = _write_npz(
+            raw / "MedMNIST" / spec.paths[0],
+            int(size),
+            channels,
+            labels=labels,
+            classes=len(_labels(registry, flag)),
+            dims=spec.npz["dims"],
+        )
+    files, _ = observed_files(registry.source(source), raw)
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(yaml.safe_dump({"sources": {source: {"files": files}}}))
+    settings = settings_from_dict(
+        {
+            "raw_root": str(raw),
+            "data_basedir": str(tmp_path / "DATA"),
+            "subsets": "all",
+            "registry_overrides": str(overrides),
+            "source_variants": {source: size},
+            **extra,
+        }
+    )
+    return settings, arrays
+
+
+def _labels(registry, flag):
+    subset = next(s for s in registry.subsets if s.conversions[0].params.get("flag") == flag)
+    return subset.conversions[0].params["labels"]
+
+
+def _build(settings, subset, workers=1, results=None):
+    return steps.convert(settings, settings.registry(), subset, None, 0, 1, results, workers=workers)
+
+
+def test_2d_pixels_names_and_class_folders(tmp_path):
+    settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)})
+    _build(settings, "BloodMNIST")
+    labels = _labels(settings.registry(), "bloodmnist")
+    root = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
+    images, rows = arrays["bloodmnist"]["test_images"], arrays["bloodmnist"]["test_labels"]
+    expected = {f"{labels[int(r[0])]}/test{i}_{int(r[0])}.png" for i, r in enumerate(rows)}
+    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == expected
+    for index, row in enumerate(rows):
+        with Image.open(root / labels[int(row[0])] / f"test{index}_{int(row[0])}.png") as image:
+            assert image.mode == "RGB"
+            assert np.array_equal(np.array(image), images[index])
+    assert not (root.parent / "train").exists()  # only the configured splits
+
+
+def test_chestmnist_rule_every_image_exactly_where_it_belongs(tmp_path):
+    settings, arrays = _settings(tmp_path, {"chestmnist": (1, 14)})
+    _build(settings, "ChestMNIST")
+    names = _labels(settings.registry(), "chestmnist")
+    root = tmp_path / "DATA" / "2D_Images" / "ChestMNIST" / "output_images" / "test"
+    rows = arrays["chestmnist"]["test_labels"]
+    expected = set()
+    for index, row in enumerate(rows):
+        file_name = f"test{index}_{'_'.join(str(int(v)) for v in row)}.png"
+        folders = [names[i] for i, v in enumerate(row) if v] or ["no finding"]
+        expected |= {f"{folder}/{file_name}" for folder in folders}
+        inodes = {(root / folder / file_name).stat().st_ino for folder in folders}
+        assert len(inodes) == 1  # hard links: one file, several class folders
+        assert np.array_equal(_decode(root / folders[0] / file_name), arrays["chestmnist"]["test_images"][index])
+    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == expected
+    manifest = (root.parent / "labels_test.csv").read_text().splitlines()
+    assert manifest[0] == "split,index,path,labels"
+    assert len(manifest) - 1 == len(expected)
+
+
+def test_rerun_is_byte_identical_and_touches_nothing(tmp_path):
+    settings, _ = _settings(tmp_path, {"organamnist": (1, 1)})
+    results = tmp_path / "results"
+    _build(settings, "OrganAMNIST", results=results)
+    root = tmp_path / "DATA" / "2D_Images" / "OrganAMNIST"
+    manifest = results / "convert" / "2D_Task" / "OrganAMNIST" / "npz_unpack_2d.0-of-1.tsv"
+
+    def state():
+        return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+    before, manifest_before = state(), manifest.read_bytes()
+    _build(settings, "OrganAMNIST", results=results)
+    after = state()
+    assert {p: v[0] for p, v in after.items()} == {p: v[0] for p, v in before.items()}
+    assert {p: v[1] for p, v in after.items() if p.suffix == ".png"} == {
+        p: v[1] for p, v in before.items() if p.suffix == ".png"
+    }
+    assert manifest.read_bytes() == manifest_before
+    assert (root / "output_images" / "labels_test.csv").read_text().count("\n") == 6  # header + 5, not appended
+
+
+def test_two_workers_write_the_same_files(tmp_path):
+    one, _ = _settings(tmp_path / "a", {"bloodmnist": (3, 1)})
+    two, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)})
+    assert _build(one, "BloodMNIST", workers=1) == _build(two, "BloodMNIST", workers=2)
+
+
+def test_3d_slices_along_axis_0_and_label_csv(tmp_path):
+    settings, arrays = _settings(tmp_path, {"organmnist3d": (1, 1)}, size="28", source="medmnist3d")
+    _build(settings, "Organ3dMNIST")
+    base = tmp_path / "DATA" / "3D_Images" / "Organ3dMNIST"
+    volumes = arrays["organmnist3d"]["test_images"]
+    samples = sorted(os.listdir(base / "test_slides"))
+    assert samples == [f"sample_{i:05d}" for i in range(len(volumes))]
+    for index, volume in enumerate(volumes):
+        slices = sorted(os.listdir(base / "test_slides" / samples[index]))
+        assert slices == [f"slice_{k:02d}.png" for k in range(28)]
+        for k in (0, 13, 27):
+            assert np.array_equal(_decode(base / "test_slides" / samples[index] / slices[k]), volume[k])
+    rows = (base / "test_labels.csv").read_text().splitlines()
+    labels = arrays["organmnist3d"]["test_labels"]
+    assert rows == ["sample_index,label_index"] + [f"{i},{int(v[0])}" for i, v in enumerate(labels)]
+
+
+@pytest.mark.parametrize("fault", ["truncated", "wrong md5", "missing key", "wrong shape"])
+def test_bad_archive_stops_the_subset_naming_file_and_expectation(tmp_path, fault):
+    settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)})
+    path = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz"
+    if fault == "truncated":
+        path.write_bytes(path.read_bytes()[:500])
+        message = r"medmnist: checksum differs: bloodmnist.npz md5 \w+, expected \w+"
+    elif fault == "wrong md5":
+        np.savez_compressed(path, **{k: v.copy() for k, v in arrays["bloodmnist"].items()}, extra=np.zeros(1))
+        message = r"medmnist: checksum differs: bloodmnist.npz md5"
+    else:
+        changed = dict(arrays["bloodmnist"])
+        if fault == "missing key":
+            del changed["val_images"]
+        else:
+            changed["test_images"] = changed["test_images"][:, :20]
+        np.savez_compressed(path, **changed)
+        settings = settings_from_dict({**_values(settings), "verify_checksums": {"medmnist": False}})
+        message = {
+            "missing key": r"bloodmnist.npz: no array 'val_images'",
+            "wrong shape": r"bloodmnist.npz\[test_images\]: shape \(5, 20, 28, 3\), expected \(5, 28, 28, 3\)",
+        }[fault]
+    with pytest.raises(RawDataError, match=message):
+        _build(settings, "BloodMNIST")
+    assert not (tmp_path / "DATA" / "2D_Images" / "BloodMNIST").exists()  # nothing written
+
+
+def _values(settings) -> dict:
+    return {
+        "raw_root": str(settings.raw_root),
+        "data_basedir": str(settings.data_basedir),
+        "subsets": "all",
+        "registry_overrides": str(settings.registry_overrides),
+        "source_variants": settings.source_variants,
+    }
+
+
+# --- equality with the reference tool ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "subset", "channels", "size"),
+    [
+        ("bloodmnist", "BloodMNIST", 3, "28"),
+        ("bloodmnist", "BloodMNIST", 3, "64"),
+        ("organamnist", "OrganAMNIST", 1, "28"),
+        ("organamnist", "OrganAMNIST", 1, "64"),
+    ],
+)
+def test_pixels_equal_medmnist_save(tmp_path, flag, subset, channels, size):
+    settings, arrays = _settings(tmp_path, {flag: (channels, 1)}, size=size)
+    _build(settings, subset)
+    command = [
+        sys.executable,
+        "-m",
+        "medmnist",
+        "save",
+        f"--flag={flag}",
+        f"--folder={tmp_path / 'ref'}",
+        "--postfix=png",
+        f"--root={tmp_path / 'raw' / 'MedMNIST'}",
+    ]
+    if size != "28":
+        command.append(f"--size={size}")
+    subprocess.run(command, check=True, capture_output=True)
+    reference = tmp_path / "ref" / (flag if size == "28" else f"{flag}_{size}")
+    ours = tmp_path / "DATA" / "2D_Images" / subset / "output_images" / "test"
+    names = _labels(settings.registry(), flag)
+    rows = arrays[flag]["test_labels"]
+    for index, row in enumerate(rows):
+        name = f"test{index}_{int(row[0])}.png"
+        with Image.open(reference / name) as theirs, Image.open(ours / names[int(row[0])] / name) as mine:
+            assert theirs.mode == mine.mode == ("RGB" if channels == 3 else "L")
+            assert np.array_equal(np.array(theirs), np.array(mine))
