@@ -149,7 +149,17 @@ def cmd_convert(args) -> int:
     settings = _settings(args)
     shard, shards = _parse_shard(args.shard)
     manifest = Path(args.manifest) if args.manifest else None
-    steps.convert(settings, settings.registry(), args.subset, args.conversion, shard, shards, args.results, manifest)
+    steps.convert(
+        settings,
+        settings.registry(),
+        args.subset,
+        args.conversion,
+        shard,
+        shards,
+        args.results,
+        manifest,
+        workers=args.workers,
+    )
     return 0
 
 

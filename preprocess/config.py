@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from preprocess.errors import ConfigError
-from preprocess.registry import Registry, check_schema, load_registry
+from preprocess.registry import Registry, SafeLoader, check_schema, load_registry
 
 DEFAULTS = {
     "subsets": "all",
@@ -70,7 +70,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
 def read_config_file(path: str | Path) -> dict:
     path = Path(path)
     try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        values = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     if not isinstance(values, dict):

@@ -8,6 +8,7 @@ arrays, so a structure check (keys, shapes, dtypes) costs milliseconds.
 from __future__ import annotations
 
 import ast
+import mmap
 import struct
 import zipfile
 import zlib
@@ -27,6 +28,13 @@ class ArrayInfo:
     shape: tuple[int, ...]
     dtype: np.dtype
     fortran_order: bool
+
+
+def _header_length(head: bytes) -> int | None:
+    """Length of an .npy header once its fixed part is there (None before that)."""
+    if len(head) < 12 or not head.startswith(_MAGIC):
+        return None if len(head) < 12 else 10
+    return 10 + struct.unpack("<H", head[8:10])[0] if head[6] == 1 else 12 + struct.unpack("<I", head[8:12])[0]
 
 
 def _parse_header(head: bytes, where: str) -> tuple[ArrayInfo, int]:
@@ -112,6 +120,60 @@ class NpzFile:
         data = np.frombuffer(raw, dtype=info.dtype, count=expected // info.dtype.itemsize, offset=offset)
         order = "F" if info.fortran_order else "C"
         return data.reshape(info.shape, order=order)
+
+    def inflate_into(self, key: str, progress, block: int = 8 << 20) -> np.ndarray:
+        """Inflate an array into shared memory block by block, calling progress(array, bytes_ready) as it grows.
+
+        Workers forked after the first call of progress can start on the leading items while the rest is
+        still being inflated (decompression is serial; this overlaps it with the work on the items).
+        """
+        entry = self._entry(key)
+        where = f"{self.path}[{key}]"
+        info = self.info(key)
+        if info.fortran_order:
+            raise RawDataError(f"{where}: Fortran-ordered arrays are not supported here")
+        nbytes = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
+        shared = mmap.mmap(-1, max(nbytes, 1))
+        flat = np.frombuffer(shared, dtype=np.uint8, count=nbytes)
+        array = flat.view(info.dtype).reshape(info.shape)
+        inflater = isal_zlib.decompressobj(wbits=-15) if entry.compress_type == zipfile.ZIP_DEFLATED else None
+        crc, header, offset, filled = 0, b"", None, 0
+        with open(self.path, "rb") as handle:
+            handle.seek(entry.header_offset)
+            local = handle.read(30)
+            if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                raise RawDataError(f"{where}: damaged zip entry; the file is corrupt, download it again")
+            name_length, extra_length = struct.unpack("<HH", local[26:30])
+            handle.seek(entry.header_offset + 30 + name_length + extra_length)
+            remaining = entry.compress_size
+            progress(array, 0)
+            while remaining > 0:
+                piece = handle.read(min(block, remaining))
+                if not piece:
+                    raise RawDataError(f"{where}: the archive ends early; the file is truncated, download it again")
+                remaining -= len(piece)
+                try:
+                    out = inflater.decompress(piece) if inflater else piece
+                except isal_zlib.error as exc:
+                    raise RawDataError(f"{where}: corrupt deflate data ({exc}); download the file again") from None
+                crc = isal_zlib.crc32(out, crc)
+                if offset is None:  # still reading the .npy header
+                    header += out
+                    needed = _header_length(header)
+                    if needed is None or len(header) < needed:
+                        continue
+                    _, offset = _parse_header(header[:needed], where)
+                    out = header[offset:]
+                if filled + len(out) > nbytes:
+                    raise RawDataError(f"{where}: holds more data than its header promises; the file is corrupt")
+                flat[filled : filled + len(out)] = np.frombuffer(out, np.uint8)
+                filled += len(out)
+                progress(array, filled)
+        if filled != nbytes or (inflater is not None and inflater.unused_data):
+            raise RawDataError(f"{where}: holds {filled} data bytes, its header promises {nbytes}; the file is corrupt")
+        if crc != entry.CRC:
+            raise RawDataError(f"{where}: CRC mismatch; the file is corrupt, download it again")
+        return array
 
     def _raw_member(self, entry: zipfile.ZipInfo, where: str) -> bytes:
         """The member's uncompressed bytes: ISA-L for deflate, plain read for stored members."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -165,15 +164,6 @@ def write_output(target: Path, data: bytes, data_basedir: Path, overwrite: bool)
         tmp.unlink(missing_ok=True)
         raise
     return relative, "file", detail
-
-
-def parallel_map(function, chunks: list, workers: int) -> list:
-    """Run function(chunk) for each chunk, in forked workers when workers > 1 (they share loaded arrays)."""
-    if workers <= 1 or len(chunks) <= 1:
-        return [function(chunk) for chunk in chunks]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(min(workers, len(chunks))) as pool:
-        return pool.map(function, chunks)
 
 
 def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:

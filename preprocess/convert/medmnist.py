@@ -16,12 +16,14 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import numpy as np
 
-from preprocess.convert.base import parallel_map, write_output
+from preprocess.convert.base import write_output
 from preprocess.errors import RawDataError
 from preprocess.fsutil import atomic_write_text
 from preprocess.npzio import NpzFile, structure_problems
@@ -51,10 +53,46 @@ def _chunks(indices: list[int], workers: int) -> list[list[int]]:
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
-def _load(path: Path, split: str) -> None:
+def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) -> None:
+    """Load one split and run chunk_function over index chunks; with several workers, overlap the
+    (serial) inflation of the images with the encoding by forked workers that wait for their images."""
+    _SHARED["placement"] = (ctx, split)
+    _SHARED.pop("ready", None)
+    chunks = _chunks(indices, ctx.workers) if indices else []
     with NpzFile(path) as archive:
-        _SHARED["images"] = archive.array(f"{split}_images")
         _SHARED["labels"] = archive.array(f"{split}_labels")
+        if ctx.workers <= 1 or len(chunks) <= 1:
+            _SHARED["images"] = archive.array(f"{split}_images")
+            for chunk in chunks:
+                ctx.add_records(chunk_function(chunk))
+            return
+        context = multiprocessing.get_context("fork")
+        ready = context.Value("q", 0, lock=False)
+        running = {}
+
+        def progress(images: np.ndarray, nbytes: int) -> None:
+            if not running:  # the shared array exists now: fork the workers
+                _SHARED.update(images=images, ready=ready)
+                running["pool"] = context.Pool(min(ctx.workers, len(chunks)))
+                running["results"] = running["pool"].map_async(chunk_function, chunks, chunksize=1)
+            item_bytes = max(1, images[0].nbytes) if len(images) else 1
+            ready.value = nbytes // item_bytes
+
+        try:
+            archive.inflate_into(f"{split}_images", progress)
+            for records in running["results"].get():
+                ctx.add_records(records)
+        finally:
+            if running:
+                running["pool"].terminate()
+                running["pool"].join()
+
+
+def _wait_for(index: int) -> None:
+    """In a worker: block until the parent has inflated image `index`."""
+    ready = _SHARED.get("ready")
+    while ready is not None and ready.value <= index:
+        time.sleep(0.002)
 
 
 class Unpack2D:
@@ -65,14 +103,9 @@ class Unpack2D:
     @staticmethod
     def build(ctx, items) -> None:
         path, spec = _archive(ctx)
-        params = ctx.params
-        for split in params.get("splits", ["test"]):
+        for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            _load(path, split)
-            _SHARED["placement"] = (ctx, split)
-            if indices:
-                for records in parallel_map(_write_2d_chunk, _chunks(indices, ctx.workers), ctx.workers):
-                    ctx.add_records(records)
+            _run_split(ctx, path, split, indices, _write_2d_chunk)
             if ctx.shard == 0:
                 _write_label_manifest(ctx, split, spec)
 
@@ -104,6 +137,7 @@ def _write_2d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
     base = _split_dir(ctx, split)
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     records = []
+    _wait_for(indices[-1])
     for index in indices:
         data = encode_png(images[index])
         first, *others = _placements(ctx, split, index, labels[index])
@@ -150,11 +184,7 @@ class Slices3D:
         path, _ = _archive(ctx)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            _load(path, split)
-            _SHARED["placement"] = (ctx, split)
-            if indices:
-                for records in parallel_map(_write_3d_chunk, _chunks(indices, ctx.workers), ctx.workers):
-                    ctx.add_records(records)
+            _run_split(ctx, path, split, indices, _write_3d_chunk)
             if ctx.shard == 0:
                 labels = _SHARED["labels"]
                 rows = ["sample_index,label_index"] + [f"{i},{int(labels[i][0])}" for i in range(len(labels))]
@@ -169,6 +199,7 @@ def _write_3d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
     base = ctx.subset_dir / f"{split}_slides"
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     records = []
+    _wait_for(indices[-1])
     for index in indices:
         folder = base / f"sample_{index:05d}"
         for k, plane in enumerate(volumes[index]):
