@@ -18,6 +18,7 @@ DEFAULTS = {
     "verify_checksums": True,
     "validate_decode": "quick",
     "overwrite_existing": False,
+    "allow_download": False,
     "shards": {},
 }
 
@@ -33,6 +34,7 @@ class Settings:
     verify_checksums: object
     validate_decode: str
     overwrite_existing: bool
+    allow_download: bool
     shards: dict
 
     def verifies_checksums(self, source_id: str) -> bool:
@@ -63,6 +65,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         verify_checksums=merged["verify_checksums"],
         validate_decode=merged["validate_decode"],
         overwrite_existing=bool(merged["overwrite_existing"]),
+        allow_download=bool(merged["allow_download"]),
         shards=dict(merged["shards"]),
     )
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess import layout
+from preprocess.download import fetch_missing
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import structure_problems
 from preprocess.registry import FileSpec, Registry, Source
@@ -158,6 +159,8 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     checks = {}
     for source_id in source_ids:
         source = registry.source(source_id)
+        if settings.allow_download and source.access == "open":
+            fetch_missing(source, settings.raw_root)
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)
         checks[source_id] = check_source(source, settings.raw_root, cache, settings.verifies_checksums(source_id))
         cache.save()

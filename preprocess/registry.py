@@ -29,6 +29,7 @@ class FileSpec:
     min_count: int = 1
     md5: str | None = None
     npz: dict | None = field(default=None, hash=False, compare=False)
+    url: str | None = None
 
     @property
     def label(self) -> str:
@@ -186,6 +187,7 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         min_count=raw.get("min_count", 1),
         md5=md5,
         npz=npz,
+        url=fill(raw["url"]) if "url" in raw else None,
     )
 
 
