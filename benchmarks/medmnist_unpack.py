@@ -1,7 +1,7 @@
 """Unpack the same MedMNIST npz with this pipeline and with `python -m medmnist save`; print images/s.
 
 Both run as whole processes (start-up included), on fake archives with MedMNIST's keys, dtypes and shapes:
-a BloodMNIST-sized test split (3,421 RGB images) at 28 px, and 500 RGB images at 224 px. The reference
+a BloodMNIST-sized test split (3,421 RGB images) at 28 px, and 1,000 RGB images at 224 px. The reference
 tool also writes the train and val splits; they hold one image each here, so it does the same work.
 
     python benchmarks/medmnist_unpack.py [--repeats 3] [--out benchmarks/out]
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
 
-CASES = [("28", 3421), ("224", 500)]
+CASES = [("28", 3421), ("224", 1000)]
 
 
 def smooth_images(count: int, size: int, seed: int) -> np.ndarray:
