@@ -19,6 +19,7 @@ DEFAULTS = {
     "validate_decode": "quick",
     "overwrite_existing": False,
     "allow_download": False,
+    "orientation": "reference",
     "shards": {},
 }
 
@@ -35,12 +36,19 @@ class Settings:
     validate_decode: str
     overwrite_existing: bool
     allow_download: bool
+    orientation: object
     shards: dict
 
     def verifies_checksums(self, source_id: str) -> bool:
         if isinstance(self.verify_checksums, bool):
             return self.verify_checksums
         return self.verify_checksums.get(source_id, True)
+
+    def orientation_for(self, subset_key: str) -> str:
+        """'reference' (the benchmark's behaviour, default) or 'canonical' (corrected), per subset or for all."""
+        if isinstance(self.orientation, str):
+            return self.orientation
+        return self.orientation.get(subset_key, self.orientation.get("default", "reference"))
 
     def registry(self) -> Registry:
         return load_registry(self.registry_overrides, self.source_variants)
@@ -66,6 +74,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         validate_decode=merged["validate_decode"],
         overwrite_existing=bool(merged["overwrite_existing"]),
         allow_download=bool(merged["allow_download"]),
+        orientation=merged["orientation"],
         shards=dict(merged["shards"]),
     )
 

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from preprocess import layout, reports, validate
-from preprocess.convert import KINDS, ConversionContext, run_conversion
+from preprocess.convert import KINDS, ConversionContext, available, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_json, atomic_write_text
 from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
@@ -73,10 +73,14 @@ def convert(
         raise RawDataError(
             explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
         )
-    conversions = [c for c in subset.conversions if conversion_name in (None, c.name)]
-    if not conversions:
+    named = [c for c in subset.conversions if conversion_name in (None, c.name)]
+    if not named:
         names = ", ".join(c.name for c in subset.conversions)
         raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
+    conversions = [c for c in named if available(c.kind)]
+    if not conversions:
+        kinds = ", ".join(sorted({c.kind for c in named}))
+        raise PreprocessError(f"{subset.key}: conversion kind {kinds} is not available in this version")
     written = []
     for conversion in conversions:
         target = manifest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from preprocess.convert import image_folder, symlink_farm
+from preprocess.convert import image_folder, symlink_farm, volume_slices
 from preprocess.convert.base import ConversionContext, run_conversion
 from preprocess.convert.medmnist import Slices3D, Unpack2D
 
@@ -12,6 +12,7 @@ KINDS = {
     "symlink_farm": symlink_farm,
     "npz_unpack_2d": Unpack2D,
     "npz_slices_3d": Slices3D,
+    "volume_slices": volume_slices,
 }
 
 __all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]

@@ -3,7 +3,8 @@
 params:
   sources   glob patterns relative to the source's raw folder, tried in order; the first that matches
             anything is used (archives unpack under varying root folders)
-  target    name template relative to the image root: {name} file name, {parent} its folder's name
+  target    name template relative to the image root: {name} file name, {parent} its folder's name,
+            {grandparent} the folder above that
   source    source id, when the subset has several
 """
 
@@ -34,7 +35,9 @@ def plan(ctx) -> list[tuple[Path, str]]:
     template = ctx.params.get("target", "{name}")
     items, seen = [], {}
     for path in matches:
-        relative = template.format(name=path.name, parent=path.parent.name, stem=path.stem)
+        relative = template.format(
+            name=path.name, parent=path.parent.name, grandparent=path.parent.parent.name, stem=path.stem
+        )
         if relative in seen:
             raise RawDataError(
                 f"{ctx.subset.key}: {seen[relative]} and {path} would both become {relative!r}; "

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.demo.images import encode, pattern
+from preprocess.demo.volumes import WRITERS as VOLUME_WRITERS
 
 
 def _put(path: Path, data: bytes) -> None:
@@ -205,6 +206,7 @@ def medmnist3d(base: Path) -> dict[str, list[list[str]]]:
 
 
 WRITERS = {
+    **VOLUME_WRITERS,
     "medmnist": medmnist,
     "medmnist3d": medmnist3d,
     "aptos2019": aptos,

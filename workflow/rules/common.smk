@@ -6,6 +6,7 @@ from pathlib import Path
 
 from preprocess import layout, validate
 from preprocess.config import settings_from_dict
+from preprocess.convert import available
 from preprocess.demo import write_demo
 from preprocess.rawcheck import fingerprint
 
@@ -25,6 +26,7 @@ KIND_RESOURCES = {
     "symlink_farm": (1, 500, 10),
     "npz_unpack_2d": (4, 8000, 60),
     "npz_slices_3d": (4, 4000, 60),
+    "volume_slices": (2, 6000, 240),
 }
 
 
@@ -58,7 +60,7 @@ def shard_count(subset, conversion):
 def conversion_manifests(subset):
     manifests = []
     for conversion in subset.conversions:
-        if conversion.kind == "text_only":
+        if not available(conversion.kind):
             continue
         shards = shard_count(subset, conversion)
         manifests += [
