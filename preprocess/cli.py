@@ -212,6 +212,46 @@ def cmd_validate(args) -> int:
     return 1 if any(not r.passed for r in all_reports) or requested_failed else 0
 
 
+def cmd_slice(args) -> int:
+    """One volume file to PNG slices, outside any subset: for looking at what a file holds."""
+    from preprocess.fsutil import atomic_write_bytes
+    from preprocess.pngio import encode_png
+    from preprocess.volumes import transforms
+    from preprocess.volumes.io import read_volume
+    from preprocess.volumes.recipes import Profile
+    from preprocess.volumes.slicer import canonical_slices, reference_slices, view_slices
+
+    volume = read_volume(Path(args.file))
+    if args.window:
+        profile = Profile("ct_window", level=args.window[0], width=args.window[1], count=args.count)
+    else:
+        profile = Profile("mr_list", low_pct=args.percentiles[0], high_pct=args.percentiles[1], count=args.count)
+    if args.plane:
+        if args.window:
+
+            def mapping(plane):
+                return transforms.window_to_uint8(plane, *args.window)
+        else:
+            low, high = transforms.percentile_range(volume.scaled(volume.data), *args.percentiles)
+
+            def mapping(plane):
+                return transforms.normalise_to_uint8(plane, low, high)
+
+        slices = view_slices(volume, args.plane, mapping, args.count)
+    elif args.mode == "canonical":
+        slices = canonical_slices(volume, profile)
+    else:
+        slices = reference_slices(volume, profile)
+    out = Path(args.out)
+    for name, image in slices:
+        atomic_write_bytes(out / name, encode_png(image))
+    print(
+        f"{len(slices)} slices of {args.file} (shape {volume.data.shape}, spacing "
+        f"{tuple(round(v, 3) for v in volume.spacing)}) written to {out}"
+    )
+    return 0
+
+
 def cmd_demo(args) -> int:
     from preprocess.demo import write_demo
 
@@ -268,6 +308,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decode", choices=["quick", "full"], help="quick (default) or full image decoding")
     p.add_argument("--report", help="write the JSON report (every failing path with its reason) here")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("slice", help="slice one volume file into PNGs (debugging one volume)")
+    p.add_argument("file", help=".nii, .nii.gz, .nrrd or .npy")
+    p.add_argument("out", help="folder for the PNGs")
+    p.add_argument("--window", nargs=2, type=float, metavar=("LEVEL", "WIDTH"), help="CT window (default: MR)")
+    p.add_argument("--percentiles", nargs=2, type=float, default=[0.5, 99.5], metavar=("LOW", "HIGH"))
+    p.add_argument("--mode", choices=["reference", "canonical"], default="reference")
+    p.add_argument("--plane", choices=["axial", "coronal", "sagittal"], help="a canonical view instead")
+    p.add_argument("--count", type=int, default=64, help="slices (default 64)")
+    p.set_defaults(func=cmd_slice)
 
     p = sub.add_parser("demo", help="write the embedded demo: a tiny raw root and release tree")
     p.add_argument("directory")

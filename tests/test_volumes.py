@@ -331,3 +331,31 @@ def test_nans_count_as_background_and_a_flat_volume_gives_black(tmp_path):
     save_nifti(tmp_path / "flat.nii.gz", np.full((8, 8, 8), 5.0, np.float32))
     flat = reference_slices(read_volume(tmp_path / "flat.nii.gz"), profile)
     assert len(flat) == 64 and all(not image.any() for _, image in flat)
+
+
+def test_slice_command_on_one_file(tmp_path, capsys):
+    from preprocess.cli import main
+
+    save_nifti(tmp_path / "ct.nii.gz", ct_phantom())
+    assert main(["slice", str(tmp_path / "ct.nii.gz"), str(tmp_path / "out"), "--window", "-600", "1500"]) == 0
+    assert "64 slices of" in capsys.readouterr().out
+    expected = ref_ct(_load(tmp_path / "ct.nii.gz"), -600, 1500)
+    _check_series(tmp_path / "out", expected)
+    assert (
+        main(
+            [
+                "slice",
+                str(tmp_path / "ct.nii.gz"),
+                str(tmp_path / "cor"),
+                "--window",
+                "40",
+                "400",
+                "--plane",
+                "coronal",
+                "--count",
+                "5",
+            ]
+        )
+        == 0
+    )
+    assert sorted(os.listdir(tmp_path / "cor")) == [f"coronal_{k:03d}.png" for k in range(5)]
