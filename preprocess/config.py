@@ -20,6 +20,7 @@ DEFAULTS = {
     "overwrite_existing": False,
     "allow_download": False,
     "orientation": "reference",
+    "drr": {"mode": "reference"},
     "shards": {},
 }
 
@@ -37,6 +38,7 @@ class Settings:
     overwrite_existing: bool
     allow_download: bool
     orientation: object
+    drr: dict
     shards: dict
 
     def verifies_checksums(self, source_id: str) -> bool:
@@ -75,6 +77,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         overwrite_existing=bool(merged["overwrite_existing"]),
         allow_download=bool(merged["allow_download"]),
         orientation=merged["orientation"],
+        drr=dict(merged["drr"]),
         shards=dict(merged["shards"]),
     )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from preprocess.convert import image_folder, symlink_farm, volume_slices
+from preprocess.convert import drr, image_folder, symlink_farm, volume_slices
 from preprocess.convert.base import ConversionContext, run_conversion
 from preprocess.convert.medmnist import Slices3D, Unpack2D
 
@@ -13,6 +13,7 @@ KINDS = {
     "npz_unpack_2d": Unpack2D,
     "npz_slices_3d": Slices3D,
     "volume_slices": volume_slices,
+    "drr": drr,
 }
 
 __all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]

@@ -27,6 +27,7 @@ KIND_RESOURCES = {
     "npz_unpack_2d": (4, 8000, 60),
     "npz_slices_3d": (4, 4000, 60),
     "volume_slices": (2, 6000, 240),
+    "drr": (2, 8000, 240),
 }
 
 
