@@ -71,6 +71,7 @@ class Conversion:
     kind: str
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
+    shards: int = 1
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ def _subset(raw: dict) -> Subset:
     conversions = []
     for index, conv in enumerate(raw["conversions"]):
         name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
-        conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {}))))
+        conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {})), conv.get("shards", 1)))
     return Subset(
         group=raw["group"],
         folder=raw["folder"],

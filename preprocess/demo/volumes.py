@@ -61,7 +61,7 @@ def ct_rate(base: Path) -> dict:
         folder = base / "dataset" / "valid_fixed" / case / sub
         save_nifti(folder / f"{sub}_1.nii.gz", ct_phantom(seed=n))
         save_nifti(folder / f"{sub}_2.nii.gz", ct_phantom(seed=n + 5))  # a second reconstruction: not used
-        referenced.append(_series(f"valid_fixed_sliced/{sub}"))
+        referenced += [_series(f"valid_fixed_sliced/{sub}"), f"valid_fixed_drr/{sub}/drr_ap.png"]
     metadata = base / "dataset" / "metadata" / "validation_metadata.csv"
     metadata.parent.mkdir(parents=True, exist_ok=True)
     metadata.write_text('VolumeName,XYSpacing,ZSpacing,RescaleIntercept,RescaleSlope\n'
