@@ -95,8 +95,8 @@ def test_sharding_splits_items_deterministically(settings, demo, tmp_path):
 
 
 def test_missing_raw_stops_with_instructions(settings):
-    with pytest.raises(RawDataError, match=r"(?s)3D_Task/HaN-Seg: not built.*How to get hanseg.*zenodo.org"):
-        _convert(settings, "HaN-Seg")
+    with pytest.raises(RawDataError, match=r"(?s)2D_Task/USData: not built.*How to get usdata.*from the authors"):
+        _convert(settings, "USData")
 
 
 def test_symlink_farm_links_files_and_p10_to_p19(settings, demo):

@@ -68,10 +68,10 @@ def test_checksum_verification_can_be_turned_off(demo):
 
 
 def test_absent_folder_is_missing_with_instructions(settings):
-    check = _check(settings, "ct_rate")
+    check = _check(settings, "vindr_cxr")
     assert check.status == "missing"
-    assert "huggingface-cli download ibrahimhamamci/CT-RATE" in check.instructions
-    assert str(settings.raw_root / "CT-RATE") in check.instructions  # <raw_root> filled in
+    assert "https://physionet.org/content/vindr-cxr/1.0.0/" in check.instructions
+    assert str(settings.raw_root / "vindr-cxr") in check.instructions  # <raw_root> filled in
 
 
 def test_checksums_are_cached_by_size_and_mtime(demo, settings, tmp_path):
@@ -104,7 +104,7 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
                 "raw_root": str(demo / "raw"),
                 "data_basedir": str(demo / "DATA_BASEDIR"),
                 "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": ["PubMedQA", "APTOS", "CT_RATE"],
+                "subsets": ["PubMedQA", "APTOS", "VindrCXR"],
             }
         )
     )
@@ -112,6 +112,6 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 1
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:5]}
-    assert lines == {"aptos2019": "present", "ct_rate": "missing", "pubmedqa": "incomplete"}
+    assert lines == {"aptos2019": "present", "pubmedqa": "incomplete", "vindr_cxr": "missing"}
     assert "missing: ori_pqal.json" in out
-    assert "## ct_rate: missing" in out and "1. Sign in to Hugging Face" in out
+    assert "## vindr_cxr: missing" in out and "1. Sign in to PhysioNet" in out

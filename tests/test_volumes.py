@@ -15,7 +15,7 @@ from PIL import Image
 
 from conftest import demo_settings
 from preprocess import steps
-from preprocess.demo.volumes import ct_phantom, mr_phantom, save_nifti, save_nrrd
+from preprocess.demo.volumes import ct_phantom, mr_phantom, save_nifti
 from preprocess.errors import RawDataError
 from preprocess.volumes import transforms as T
 from preprocess.volumes.io import read_volume
@@ -73,7 +73,7 @@ def ref_mr_list(volume, p_low, p_high, fraction, short, count=64):
     if len(good) >= count or short == "floor":
         picks = [good[int(np.floor(p))] for p in positions]
     else:
-        picks = [good[int(round(p))] for p in positions]  # Python rounds half to even, like np.rint
+        picks = [good[round(float(p))] for p in positions]  # Python rounds half to even, like np.rint
     return [_to8(volume[:, :, k], low, high) for k in picks]
 
 
@@ -193,7 +193,9 @@ def test_m3d_and_mmdental(settings, demo):
     root = demo / "DATA_BASEDIR" / "3D_Images" / "M3D" / "ct_quizze" / "005375" / "Axial_C__delayed"
     assert sorted(os.listdir(root)) == ["0.png", "1.png", "10.png", "2.png"]
     _convert(settings, "3D_Task/MMDental")
-    assert len(os.listdir(demo / "DATA_BASEDIR" / "3D_Images" / "MMDental" / "cbct_png" / "A001")) == 64
+    source = demo / "raw" / "MMDental" / "A001" / "A001.nii.gz"
+    expected = ref_mr_list(_load(source), 0.5, 99.5, 0.0, "floor")  # every slice counts as informative
+    _check_series(demo / "DATA_BASEDIR" / "3D_Images" / "MMDental" / "cbct_png" / "A001", expected)
 
 
 def test_two_workers_write_the_same_slices(demo, tmp_path):

@@ -44,12 +44,12 @@ def test_demo_builds_and_every_path_resolves(workdir):
     } <= built
     assert all(row["ok"] == row["paths"] and not row["missing"] for row in rows)
     assert sum(row["paths"] for row in rows) > 100
-    assert "3D_Task/CT_RATE: not built: raw missing" in summary
+    assert "2D_Task/USData: not built: raw missing" in summary
     plan = json.loads((workdir / "results" / "plan.json").read_text())
     assert len(plan) == 56
-    ct_rate = next(p for p in plan if p["subset"] == "3D_Task/CT_RATE")
-    assert "huggingface-cli download ibrahimhamamci/CT-RATE" in ct_rate["instructions"]["ct_rate"]
-    assert "## ct_rate: missing" in (workdir / "results" / "not-built.md").read_text()
+    usdata = next(p for p in plan if p["subset"] == "2D_Task/USData")
+    assert "Request the ultrasound images from the authors" in usdata["instructions"]["usdata"]
+    assert "## usdata: missing" in (workdir / "results" / "not-built.md").read_text()
 
     again = _run(workdir)
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -67,10 +67,10 @@ def test_deleting_a_raw_file_is_seen_on_the_next_run(workdir):
 
 
 def test_naming_a_subset_whose_raw_is_missing_stops_with_instructions(workdir):
-    done = _run(workdir, "--config", "subsets=['CT_RATE']", check=False)
+    done = _run(workdir, "--config", "subsets=['USData']", check=False)
     assert done.returncode != 0
-    assert "3D_Task/CT_RATE: not built: raw missing" in done.stderr
-    assert "How to get ct_rate" in done.stderr
+    assert "2D_Task/USData: not built: raw missing" in done.stderr
+    assert "How to get usdata" in done.stderr
 
 
 def test_lint_is_clean():
