@@ -167,10 +167,12 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     return checks
 
 
-def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck]) -> list[str]:
-    """What the subset needs that its sources' checks did not find whole ('source: reason')."""
+def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck], only=None) -> list[str]:
+    """What the subset needs (of the sources in `only`, default all) that the checks did not find whole."""
     problems = []
     for source_id, specs in registry.files_needed(subset).items():
+        if only is not None and source_id not in only:
+            continue
         check = checks[source_id]
         for spec in specs:
             if not check.file_ok(spec.id):

@@ -65,18 +65,20 @@ def convert(
     if subset.is_text:
         print(f"{subset.key} is a text subset: nothing to convert")
         return []
+    named = [c for c in subset.conversions if conversion_name in (None, c.name)]
+    if not named:
+        names = ", ".join(c.name for c in subset.conversions)
+        raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
+    # A conversion that names its source (the MIMIC-CXR links of ChestImagrome) needs only that one.
+    needed = {s for c in named for s in ([c.params["source"]] if "source" in c.params else subset.source_ids)}
     if checks is None:
-        checks = check_all(registry, settings, subset.source_ids, results)
-    problems = subset_missing(registry, subset, checks)
+        checks = check_all(registry, settings, sorted(needed), results)
+    problems = subset_missing(registry, subset, checks, only=needed)
     if problems:
         instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
         raise RawDataError(
             explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
         )
-    named = [c for c in subset.conversions if conversion_name in (None, c.name)]
-    if not named:
-        names = ", ".join(c.name for c in subset.conversions)
-        raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
     conversions = [c for c in named if available(c.kind)]
     if not conversions:
         kinds = ", ".join(sorted({c.kind for c in named}))

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from preprocess.convert import drr, image_folder, symlink_farm, volume_slices
+from preprocess.convert import (
+    archive_extract,
+    drr,
+    image_folder,
+    parquet_extract,
+    symlink_farm,
+    volume_slices,
+)
 from preprocess.convert.base import ConversionContext, run_conversion
 from preprocess.convert.medmnist import Slices3D, Unpack2D
 
@@ -14,6 +21,8 @@ KINDS = {
     "npz_slices_3d": Slices3D,
     "volume_slices": volume_slices,
     "drr": drr,
+    "parquet_extract": parquet_extract,
+    "archive_extract": archive_extract,
 }
 
 __all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]

@@ -28,6 +28,8 @@ KIND_RESOURCES = {
     "npz_slices_3d": (4, 4000, 60),
     "volume_slices": (2, 6000, 240),
     "drr": (2, 8000, 240),
+    "parquet_extract": (1, 2000, 120),
+    "archive_extract": (1, 2000, 120),
 }
 
 

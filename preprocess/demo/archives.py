@@ -1,0 +1,169 @@
+"""Demo and test fakes of the parquet and zip downloads: real column names, struct types, row groups, quirks."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image
+
+from preprocess.demo.images import encode, pattern
+
+IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+TISSUES = ["Adrenal Gland", "Bile Duct", "Bladder", "Breast", "Cervix", "Colon", "Esophagus", "Head & Neck"]
+
+
+def _write(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, row_group_size=rows_per_group)
+
+
+def _hash_name(data: bytes, extension: str) -> str:
+    return hashlib.sha256(data).hexdigest()[:20] + extension
+
+
+def _mask_png(mask: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(mask.astype(bool)).convert("1").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def pannuke(base: Path) -> dict:
+    referenced, split_rows = [], ["image_path,split"]
+    for fold in (1, 2, 3):
+        images, instances, categories, tissues = [], [], [], []
+        for row in range(3):
+            tissue = (fold * 3 + row) % len(TISSUES)
+            images.append({"bytes": encode(pattern(fold * 10 + row, (32, 32)), "PNG"), "path": None})
+            masks = []
+            if row != 1:  # row 1 of each fold has no nucleus at all
+                mask = np.zeros((32, 32), np.uint8)
+                mask[4 + row : 9 + row, 5:8] = 1
+                masks = [{"bytes": _mask_png(mask), "path": None}]
+                tiny = np.zeros((32, 32), np.uint8)
+                tiny[30, 30] = 1  # an edge nucleus of one pixel
+                masks.append({"bytes": _mask_png(tiny), "path": None})
+            instances.append(masks)
+            categories.append([row % 5, 3][: len(masks)])
+            tissues.append(tissue)
+            stem = f"{TISSUES[tissue]}/fold{fold}_{row:08d}.png"
+            split = "test" if row != 2 else "train"
+            split_rows.append(f"{stem},{split}")
+            if split == "test":
+                referenced.append(stem)
+        table = pa.table({"image": pa.array(images, IMAGE), "instances": pa.array(instances, pa.list_(IMAGE)),
+                          "categories": pa.array(categories, pa.list_(pa.int64())),
+                          "tissue": pa.array(tissues, pa.int64())})
+        _write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table)
+    (base / "PanNuke_split.csv").write_text("\n".join(split_rows) + "\n")
+    return {"2D_Task/PanNuke": referenced}
+
+
+def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
+    column = pa.array([None if b is None else {"bytes": b, "path": None} for b in images], IMAGE)
+    return pa.table({"image": column, **extra})
+
+
+def vqa_rad(base: Path) -> dict:
+    unique = [encode(pattern(200 + i, (32, 32), 1), "JPEG") for i in range(3)]
+    rows = [unique[0], unique[0], unique[1], unique[2], unique[1]]  # many questions per image, no image id
+    table = _qa_table(rows, {"question": [f"q{i}?" for i in range(5)], "answer": ["yes", "no", "yes", "no", "x"]})
+    _write(base / "data" / "test-00000-of-00001-0b1c2d3e4f.parquet", table)
+    return {"2D_Task/VQA-RAD": [_hash_name(b, ".jpg") for b in unique]}
+
+
+def pathvqa(base: Path) -> dict:
+    unique = [encode(pattern(220 + i, (32, 32)), "JPEG") for i in range(2)]
+    rows = [unique[0], unique[1], unique[1], None]  # one row without an image
+    table = _qa_table(rows, {"question": ["a?", "b?", "c?", "d?"], "answer": ["yes", "no", "no", "yes"]})
+    _write(base / "data" / "test-00000-of-00001-9f8e7d6c5b.parquet", table)
+    return {"2D_Task/PathVQA": [_hash_name(b, ".jpg") for b in unique]}
+
+
+def radimagenet_vqa(base: Path) -> dict:
+    unique = [encode(pattern(240 + i, (32, 32), 1), "PNG") for i in range(2)]
+    rows = [unique[i // 9] for i in range(18)]  # nine questions on each image
+    metadata = pa.array([{"content_type": "modality", "correct_text": "CT", "is_abnormal": i % 2 == 0,
+                          "location": "abdomen", "modality": "CT", "pathology": "none", "question_id": f"q{i}"}
+                         for i in range(18)])
+    extra = {"question": [f"q{i}" for i in range(18)],
+             "choices": pa.array([["A", "B"] if i % 3 else None for i in range(18)], pa.list_(pa.string())),
+             "answer": ["A"] * 18, "question_type": ["mcq"] * 18, "metadata": metadata}
+    _write(base / "benchmark" / "test-00000-of-00001.parquet", _qa_table(rows, extra), rows_per_group=5)
+    return {"2D_Task/RadImageNet-VQA": [_hash_name(b, ".png") for b in unique]}
+
+
+def roco_qa(base: Path) -> dict:
+    ids = ["ROCO_00102", "ROCO_00217"]
+    images = [encode(pattern(260 + i, (32, 32), 1), "JPEG") for i in range(2)]
+    table = pa.table({"image_id": ids, "image": pa.array([{"bytes": b, "path": None} for b in images], IMAGE),
+                      "question": ["What?", "Where?"], "answer": ["CT", "chest"]})
+    _write(base / "data" / "Test-00000-of-00001.parquet", table)
+    _write(base / "data" / "Vaild-00000-of-00001.parquet", table.slice(0, 1))  # "Vaild" (sic) upstream
+    return {"2D_Task/ROCO-VQA": [f"{i}.jpg" for i in ids]}
+
+
+def medpix(base: Path) -> dict:
+    unique = [encode(pattern(280 + i, (32, 32), 1), "PNG") for i in range(3)]
+    referenced = []
+    for shard in range(2):
+        rows = unique[shard : shard + 2]
+        table = pa.table({"image_id": pa.array([{"bytes": b, "path": None} for b in rows], IMAGE),  # sic
+                          "mode": ["CT"] * 2, "case_id": [f"c{shard}{i}" for i in range(2)],
+                          "question": ["?"] * 2, "answer": ["!"] * 2})
+        _write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table)
+        referenced += [_hash_name(b, ".png") for b in rows]
+    return {"2D_Task/MedPIX": sorted(set(referenced))}
+
+
+def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+    info.external_attr = ((stat.S_IFLNK | 0o777) if link else (stat.S_IFREG | 0o644)) << 16
+    archive.writestr(info, data)
+
+
+def pmc_vqa(base: Path) -> dict:
+    base.mkdir(parents=True, exist_ok=True)
+    figures = ["PMC8253873_Fig2_288.jpg", "PMC3298543_F1.jpg"]
+    with zipfile.ZipFile(base / "images.zip", "w") as archive:
+        for i, name in enumerate(figures):
+            _zip_add(archive, f"figures/{name}", encode(pattern(300 + i, (32, 32)), "JPEG"))
+        _zip_add(archive, "../evil.jpg", b"escape attempt")
+        _zip_add(archive, "/abs.jpg", b"absolute")
+        _zip_add(archive, "figures/link.jpg", b"/etc/passwd", link=True)
+    rows = "".join(f'{name},What is shown?,CT,CT,MRI,US,X-ray,A\n' for name in [*figures, "PMC0000000_missing.jpg"])
+    (base / "test.csv").write_text("Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D,Answer_label\n"
+                                   + rows)
+    return {"2D_Task/PMC": figures}
+
+
+def omnimedvqa(base: Path) -> dict:
+    base.mkdir(parents=True, exist_ok=True)
+    paths = ["Images/ACRIMA/Im001_ACRIMA.png", "Images/ACRIMA/Im002_ACRIMA.png"]
+    records = [{"question_id": f"q{i}", "dataset": "ACRIMA", "question_type": "Disease Diagnosis",
+                "question": "Is this glaucoma?", "gt_answer": "Yes", "image_path": p, "option_A": "Yes",
+                "option_B": "No", "modality_type": "Fundus Photography"} for i, p in enumerate(paths)]
+    with zipfile.ZipFile(base / "OmniMedVQA.zip", "w") as archive:
+        _zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
+        for i, path in enumerate(paths):
+            _zip_add(archive, f"OmniMedVQA/{path}", encode(pattern(320 + i, (32, 32)), "PNG"))
+    return {"2D_Task/OmniMedVQA_vqa": paths}
+
+
+WRITERS = {
+    "pannuke": pannuke,
+    "vqa_rad": vqa_rad,
+    "pathvqa": pathvqa,
+    "radimagenet_vqa": radimagenet_vqa,
+    "roco_qa": roco_qa,
+    "medpix_clinqa": medpix,
+    "pmc_vqa": pmc_vqa,
+    "omnimedvqa": omnimedvqa,
+}

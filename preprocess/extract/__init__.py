@@ -1,0 +1,1 @@
+"""Images stored inside other files: parquet columns (Hugging Face datasets) and zip archives."""
