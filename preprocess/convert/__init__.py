@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from preprocess.convert import (
+    annotation_crop,
     archive_extract,
     drr,
     image_folder,
+    mask_bbox_crop,
     parquet_extract,
     symlink_farm,
     volume_slices,
@@ -23,6 +25,8 @@ KINDS = {
     "drr": drr,
     "parquet_extract": parquet_extract,
     "archive_extract": archive_extract,
+    "mask_bbox_crop": mask_bbox_crop,
+    "annotation_crop": annotation_crop,
 }
 
 __all__ = ["KINDS", "ConversionContext", "available", "run_conversion"]

@@ -60,27 +60,26 @@ RECIPES = {
 }
 
 
-def _files(ctx) -> list[Path]:
-    base = ctx.raw_dir(ctx.params.get("source"))
-    recipe = RECIPES[ctx.params["dataset"]]
-    found = sorted(
-        {Path(p) for pattern in recipe["files"] for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern))}
+def list_rows(base: Path, patterns: list[str], what: str) -> list[tuple[str, int]]:
+    """(file, row) of every row of the parquet files matching the patterns, from their footers only."""
+    files = sorted(
+        {Path(p) for pattern in patterns for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern))}
     )
-    if not found:
-        raise RawDataError(f"{ctx.subset.key}: no parquet file matches {recipe['files']} under {base}")
-    return found
-
-
-def plan(ctx) -> list[tuple[str, int]]:
-    """(file, row) of every row, from the parquet footers only."""
+    if not files:
+        raise RawDataError(f"{what}: no parquet file matches {patterns} under {base}")
     items = []
-    for path in _files(ctx):
+    for path in files:
         try:
             rows = pq.ParquetFile(path).metadata.num_rows
         except Exception as exc:  # pyarrow raises several types for a damaged footer
             raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
         items += [(str(path), row) for row in range(rows)]
     return items
+
+
+def plan(ctx) -> list[tuple[str, int]]:
+    recipe = RECIPES[ctx.params["dataset"]]
+    return list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key)
 
 
 def build(ctx, items) -> None:

@@ -30,6 +30,8 @@ KIND_RESOURCES = {
     "drr": (2, 8000, 240),
     "parquet_extract": (1, 2000, 120),
     "archive_extract": (1, 2000, 120),
+    "mask_bbox_crop": (1, 4000, 120),
+    "annotation_crop": (1, 4000, 240),
 }
 
 
