@@ -68,10 +68,10 @@ def test_checksum_verification_can_be_turned_off(demo):
 
 
 def test_absent_folder_is_missing_with_instructions(settings):
-    check = _check(settings, "vindr_cxr")
+    check = _check(settings, "mimic_cxr_reports")
     assert check.status == "missing"
-    assert "https://physionet.org/content/vindr-cxr/1.0.0/" in check.instructions
-    assert str(settings.raw_root / "vindr-cxr") in check.instructions  # <raw_root> filled in
+    assert "https://physionet.org/content/mimic-cxr/2.1.0/" in check.instructions
+    assert str(settings.raw_root / "mimic-cxr") in check.instructions  # <raw_root> filled in
 
 
 def test_checksums_are_cached_by_size_and_mtime(demo, settings, tmp_path):
@@ -104,7 +104,7 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
                 "raw_root": str(demo / "raw"),
                 "data_basedir": str(demo / "DATA_BASEDIR"),
                 "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": ["PubMedQA", "APTOS", "VindrCXR"],
+                "subsets": ["PubMedQA", "APTOS", "USData"],
             }
         )
     )
@@ -112,6 +112,6 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 1
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:5]}
-    assert lines == {"aptos2019": "present", "pubmedqa": "incomplete", "vindr_cxr": "missing"}
+    assert lines == {"aptos2019": "present", "pubmedqa": "incomplete", "usdata": "missing"}
     assert "missing: ori_pqal.json" in out
-    assert "## vindr_cxr: missing" in out and "1. Sign in to PhysioNet" in out
+    assert "## usdata: missing" in out and "1. Request the ultrasound images from the authors" in out
