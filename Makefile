@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo test lint clean-demo
+.PHONY: demo test slurm-test lint clean-demo
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ demo: $(BIN)/snakemake
 
 test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
+
+# Starts a one-node SLURM cluster on 127.0.0.1 (root; installs Debian packages), builds the demo through
+# profiles/slurm-ci and compares it with a local build, then stops the daemons.
+slurm-test: $(BIN)/snakemake
+	bash .ci/slurm.sh start
+	MEDHEB_SLURM=1 $(BIN)/python -m pytest -s tests/test_slurm.py; status=$$?; bash .ci/slurm.sh stop; exit $$status
 
 lint: $(BIN)/snakemake
 	$(BIN)/snakemake --lint

@@ -1,0 +1,90 @@
+"""The demo built through the SLURM profile equals the local build byte for byte.
+
+Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("MEDHEB_SLURM") != "1", reason="set MEDHEB_SLURM=1 with a running cluster (make slurm-test)"
+)
+
+# One subset of every conversion kind, so the SLURM run stays a few minutes on a 2-CPU node.
+SUBSETS = [
+    "2D_Task/APTOS",
+    "2D_Task/MIMIC-CXR-T",
+    "2D_Task/BloodMNIST",
+    "3D_Task/Organ3dMNIST",
+    "3D_Task/CT_RATE",
+    "2D_Task/PanNuke",
+    "2D_Task/PMC",
+    "2D_Task/VindrCXR",
+    "2D_Task/PanNuke_VG",
+    "Text_Task/PubMedQA",
+]
+
+
+def _build(workdir: Path, *options: str) -> subprocess.CompletedProcess:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    subsets = "subsets=[" + ",".join(repr(s) for s in SUBSETS) + "]"
+    command = [
+        "timeout",
+        "-s",
+        "INT",
+        "-k",
+        "60",
+        "1500",
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *options,
+        "--config",
+        subsets,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return done
+
+
+def _tree(workdir: Path) -> dict[str, str]:
+    """Every file of the built DATA_BASEDIR by content; links by their target relative to the workdir."""
+    base = workdir / "demo" / "DATA_BASEDIR"
+    found = {}
+    for path in sorted(base.rglob("*")):
+        relative = str(path.relative_to(base))
+        if path.is_symlink():
+            found[relative] = "link:" + os.path.relpath(os.readlink(path), workdir)
+        elif path.is_file():
+            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def test_slurm_build_equals_local_build(tmp_path):
+    before = set(subprocess.run(["sacct", "-n", "-X", "-o", "JobID"], capture_output=True, text=True).stdout.split())
+    _build(tmp_path / "local", "--cores", "2")
+    _build(tmp_path / "slurm", "--profile", str(REPO / "profiles" / "slurm-ci"))
+    local, cluster = _tree(tmp_path / "local"), _tree(tmp_path / "slurm")
+    assert len(local) > 500
+    assert cluster == local
+    jobs = subprocess.run(
+        ["sacct", "-n", "-X", "-P", "-o", "JobID,JobName,State"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    ours = [line.split("|") for line in jobs if line.split("|")[0] not in before]
+    print(f"{len(ours)} SLURM jobs: " + ", ".join(sorted({state for _, _, state in ours})))
+    assert len(ours) >= 20
+    assert {state for _, _, state in ours} == {"COMPLETED"}
