@@ -57,9 +57,9 @@ def subset_of(wildcards):
 
 
 def shard_count(subset, conversion):
-    return SETTINGS.shards.get(
-        f"{subset.key}/{conversion.name}", SETTINGS.shards.get(subset.key, 1)
-    )
+    """Jobs for one conversion: the config's count for it or its subset, else the registry's default."""
+    default = SETTINGS.shards.get(subset.key, conversion.shards)
+    return SETTINGS.shards.get(f"{subset.key}/{conversion.name}", default)
 
 
 def conversion_manifests(subset):

@@ -1,0 +1,188 @@
+"""Whole-workflow behaviour: partial rebuilds, planning at full scale, and runs that are interrupted."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from conftest import REPO
+from preprocess.registry import load_registry
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+
+def _workdir(path: Path, demo_template: Path, **config) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    values = yaml.safe_load((REPO / "config.yaml").read_text())
+    values.update(config)
+    (path / "config.yaml").write_text(yaml.safe_dump(values))
+    if values.get("demo"):
+        subprocess.run(["cp", "-a", str(demo_template), str(path / "demo")], check=True)
+    return path
+
+
+def _run(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True)
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return done
+
+
+def _state(base: Path) -> dict[str, tuple]:
+    """(sha256, mtime) of every file, and link targets, under a folder."""
+    found = {}
+    for path in sorted(base.rglob("*")):
+        if path.is_symlink():
+            found[str(path.relative_to(base))] = ("link", os.readlink(path))
+        elif path.is_file():
+            found[str(path.relative_to(base))] = (
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                path.stat().st_mtime_ns,
+            )
+    return found
+
+
+def test_partial_rebuild_touches_only_that_subset(tmp_path, demo_template):
+    workdir = _workdir(tmp_path / "w", demo_template)
+    _run(workdir, "--cores", "2")
+    images = workdir / "demo" / "DATA_BASEDIR" / "2D_Images"
+    before = _state(images)
+    lost = images / "BloodMNIST" / "output_images" / "test" / "basophil" / "test0_0.png"
+    lost.unlink()  # the subset needs rebuilding (in real life: its raw data was fixed)
+    started = time.perf_counter()
+    _run(workdir, "--cores", "2", "--config", "subsets=['2D_Task/BloodMNIST']", "--forcerun", "convert")
+    print(f"partial rebuild of BloodMNIST: {time.perf_counter() - started:.1f} s")
+    after = _state(images)
+    assert lost.exists()
+    others = {k: v for k, v in before.items() if not k.startswith("BloodMNIST/")}
+    assert {k: v for k, v in after.items() if not k.startswith("BloodMNIST/")} == others  # bytes and mtimes
+    assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in before.items()}
+    summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
+    assert {row["subset"] for row in summary["files"]} == {"2D_Task/BloodMNIST"}
+    assert all(row["ok"] == row["paths"] for row in summary["files"])
+
+
+def _full_inventory(raw: Path, overrides: Path) -> int:
+    """Empty files that satisfy every source's file list, with 3,000 CT-RATE volumes; returns files made."""
+    registry = load_registry(variants=None)
+    made, sources = 0, {}
+    for source in registry.sources.values():
+        base = raw / source.raw_dir
+        files = []
+        for spec in source.files:
+            if spec.glob:
+                count = 3000 if source.id == "ct_rate" else spec.min_count
+                for n in range(count):
+                    relative = spec.glob.replace("**/", "").replace("[0-9]", str(n % 10)).replace("[pj][np]g", "png")
+                    relative = relative.replace("*", f"x{n}", 1).replace("*", "x")
+                    target = base / relative
+                    if "." not in target.name:  # a glob of folders (MIMIC-CXR's p10 .. p19)
+                        target.mkdir(parents=True, exist_ok=True)
+                    else:
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.touch()
+                    made += 1
+                files.append({"id": spec.id, "glob": spec.glob, "min_count": spec.min_count})
+            else:
+                target = base / spec.paths[0]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+                made += 1
+                files.append({"id": spec.id, "path": list(spec.paths)})
+        sources[source.id] = {"files": files}  # no MD5s and no npz checks: the files are empty
+    overrides.write_text(yaml.safe_dump({"sources": sources}))
+    return made
+
+
+def test_full_scale_plan_stays_in_the_hundreds_of_jobs(tmp_path, demo_template):
+    raw = tmp_path / "raw"
+    made = _full_inventory(raw, tmp_path / "overrides.yaml")
+    workdir = _workdir(
+        tmp_path / "w",
+        demo_template,
+        demo=None,
+        raw_root=str(raw),
+        data_basedir=str(tmp_path / "data"),
+        registry_overrides=str(tmp_path / "overrides.yaml"),
+        verify_checksums=False,
+        shards={},
+    )
+    _run(workdir, "--cores", "2", "--until", "plan")  # the checks run for real over the inventory
+    plan = json.loads((workdir / "results" / "plan.json").read_text())
+    skipped = {p["subset"]: p["problems"][:2] for p in plan if p["action"] == "skip"}
+    assert skipped == {}  # every subset is buildable at full scale
+    started = time.perf_counter()
+    done = _run(workdir, "-n", "--quiet", "rules")
+    seconds = time.perf_counter() - started
+    total = int(next(line.split()[-1] for line in done.stdout.splitlines() if line.startswith("total")))
+    print(f"{made} raw files, {total} jobs planned in {seconds:.1f} s")
+    assert 200 <= total <= 400
+
+
+def _build_and_tree(workdir: Path) -> dict[str, str]:
+    _run(workdir, "--cores", "2")
+    return {k: v[0] for k, v in _state(workdir / "demo" / "DATA_BASEDIR").items()}
+
+
+def _strip_workdir(tree: dict, workdir: Path) -> dict:
+    return {
+        k: (v if not isinstance(v, str) or not v.startswith("/") else os.path.relpath(v, workdir))
+        for k, v in tree.items()
+    }
+
+
+def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_template):
+    reference_dir = _workdir(tmp_path / "reference", demo_template)
+    reference = _strip_workdir(_build_and_tree(reference_dir), reference_dir)
+
+    interrupted = _workdir(tmp_path / "interrupted", demo_template)
+    process = subprocess.Popen(
+        [*SNAKEMAKE, "--directory", str(interrupted), "--cores", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait_for_a_job(interrupted)
+    _kill_one_job(interrupted)  # SIGKILL of a running job: Snakemake marks it failed
+    time.sleep(2)
+    process.send_signal(signal.SIGINT)  # then the user presses Ctrl-C
+    process.wait(timeout=120)
+    assert process.returncode != 0
+    resumed = _strip_workdir(_build_and_tree(interrupted), interrupted)
+    assert resumed == reference
+    assert not [p for p in (interrupted / "demo" / "DATA_BASEDIR").rglob("*.part")]  # no half files left
+
+
+def _job_pids(workdir: Path) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if "step.py" in command and cwd == str(workdir):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _wait_for_a_job(workdir: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _job_pids(workdir):
+        time.sleep(0.05)
+
+
+def _kill_one_job(workdir: Path) -> None:
+    for pid in _job_pids(workdir)[:1]:
+        with contextlib.suppress(ProcessLookupError):  # it may have finished meanwhile
+            os.kill(pid, signal.SIGKILL)
