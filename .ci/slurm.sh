@@ -30,6 +30,10 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
 
 start() {
   install
+  if [ -f "$ROOT/run/slurmctld.pid" ] && kill -0 "$(cat "$ROOT/run/slurmctld.pid")" 2>/dev/null; then
+    log "already running: $(sinfo -h -o '%P %a %D %T')"
+    return
+  fi
   mkdir -p "$ROOT"/{run,log,state/ctld,state/d,mysql}
   # munge
   if [ ! -f /etc/munge/munge.key ]; then
