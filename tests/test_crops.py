@@ -240,3 +240,27 @@ def test_chest_imagenome_gold_crops_and_mimic_queries(settings, demo):
     assert f"{dicom}_0_0.png" in names  # 'cardiac silhouette' is class 0 of the sorted region names
     image = _png(root / "p10" / "p10000032" / "s53189527" / f"{dicom}.jpg")  # through the MIMIC-CXR links
     _check_crop(root / "gold_crop" / f"{dicom}_0_0.png", image, 8, 8, 20, 23)
+
+
+def test_vindr_mammo_crop_pixels(settings, demo):
+    _convert(settings, "VindrMammo")
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "VindrMammo"
+    full = _png(root / "images" / "m0001.png")
+    assert np.array_equal(full, read_dicom(demo / "raw" / "vindr-mammo" / "images" / "a1b2c3d4" / "m0001.dicom").pixels)
+    for cid in (0, 1):  # Mass and Suspicious Calcification share the row's box
+        _check_crop(root / "crop" / f"m0001_{cid}_0.png", full, 10, 20, 40, 50)
+
+
+def test_isic2018_and_polypgen_crop_pixels(settings, demo):
+    for subset, conversion, flag in (
+        ("SkinLesion", "isic2018", "isic2018"),
+        ("Gastrointestinal", "polypgen", "polypgen"),
+    ):
+        _convert(settings, subset, conversion)
+        with np.load(demo / "raw" / "MedSegBench" / f"{flag}_512.npz") as archive:
+            images, masks = archive["test_images"], archive["test_label"]
+        root = demo / "DATA_BASEDIR" / "2D_Images" / subset / flag
+        for index in range(len(images)):
+            x0, y0, x1, y1 = boxes.mask_box(masks[index])
+            _check_crop(root / "crop" / f"test{index:05d}_0.png", images[index], x0, y0, x1, y1)
+            assert np.array_equal(_png(root / "images" / f"test{index:05d}.png"), images[index])
