@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -164,6 +165,29 @@ def write_output(target: Path, data: bytes, data_basedir: Path, overwrite: bool)
         tmp.unlink(missing_ok=True)
         raise
     return relative, "file", detail
+
+
+_CASE_CONTEXT: dict = {}
+
+
+def _run_case(job):
+    function, item = job
+    return function(_CASE_CONTEXT["ctx"], item)
+
+
+def for_each_item(ctx: ConversionContext, items: list, function) -> None:
+    """Run function(ctx, item) -> manifest rows for every item, in forked workers when ctx.workers > 1.
+
+    Items are handed out one at a time in order (a volume is a lot of work); rows are kept in item order.
+    """
+    if ctx.workers <= 1 or len(items) <= 1:
+        for item in items:
+            ctx.add_records(function(ctx, item))
+        return
+    _CASE_CONTEXT["ctx"] = ctx
+    with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
+        for records in pool.imap(_run_case, [(function, item) for item in items], chunksize=1):
+            ctx.add_records(records)
 
 
 def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:

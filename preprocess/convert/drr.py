@@ -11,15 +11,12 @@ physical DRRs get a JSON sidecar with every parameter next to the PNG.
 from __future__ import annotations
 
 import json
-import multiprocessing
 
-from preprocess.convert.base import write_output
+from preprocess.convert.base import for_each_item, write_output
 from preprocess.pngio import encode_png
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
 from preprocess.volumes.io import read_volume
 from preprocess.volumes.recipes import DATASETS
-
-_SHARED: dict = {}
 
 
 def plan(ctx):
@@ -27,18 +24,10 @@ def plan(ctx):
 
 
 def build(ctx, items) -> None:
-    _SHARED["ctx"] = ctx
-    if ctx.workers <= 1 or len(items) <= 1:
-        for case in items:
-            ctx.add_records(_project(case))
-        return
-    with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
-        for records in pool.imap(_project, items, chunksize=1):
-            ctx.add_records(records)
+    for_each_item(ctx, items, _project)
 
 
-def _project(case):
-    ctx = _SHARED["ctx"]
+def _project(ctx, case):
     options = dict(ctx.settings.drr)
     mode = options.pop("mode", "reference")
     folder = ctx.subset_dir / ctx.params.get("folder", "valid_fixed_drr") / case.source.parent.name

@@ -11,7 +11,6 @@ Empty masks have no box: they are skipped and counted in the job log, never crop
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -24,6 +23,7 @@ from preprocess import boxes
 from preprocess.convert.base import write_output
 from preprocess.convert.parquet_extract import RECIPES as PARQUET
 from preprocess.convert.parquet_extract import list_rows
+from preprocess.csvio import read_split_csv
 from preprocess.errors import RawDataError
 from preprocess.extract.formats import image_extension
 from preprocess.extract.parquet import iter_images
@@ -107,15 +107,8 @@ def _kvasir_base(ctx) -> Path:
 
 
 def _kvasir_test_ids(ctx) -> list[str]:
-    path = _kvasir_base(ctx) / "split.csv"
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows or "split" not in rows[0]:
-        raise RawDataError(f"{path}: expected a 'split' column and an id column, got {list(rows[0]) if rows else []}")
-    id_column = next((c for c in ("image_id", "id", "image", "filename", "name") if c in rows[0]), None)
-    if id_column is None:
-        raise RawDataError(f"{path}: no id column (image_id, id, image, filename or name)")
-    return sorted(Path(row[id_column].strip()).stem for row in rows if row["split"].strip().lower() == "test")
+    splits = read_split_csv(_kvasir_base(ctx) / "split.csv", ("image_id", "id", "image", "filename", "name"))
+    return sorted(Path(key).stem for key, split in splits.items() if split.lower() == "test")
 
 
 def _build_kvasir(ctx, items) -> None:

@@ -13,7 +13,6 @@ with Pillow and written as PNG, or stop the job naming file and row when Pillow 
 
 from __future__ import annotations
 
-import csv
 import glob as globlib
 import io
 import os
@@ -23,6 +22,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from preprocess.convert.base import write_output
+from preprocess.csvio import read_split_csv
 from preprocess.errors import RawDataError
 from preprocess.extract.formats import content_name, image_extension
 from preprocess.extract.parquet import iter_images
@@ -137,12 +137,4 @@ def _name(dataset: str, record, extension: str, split) -> str | None:
 
 
 def _pannuke_split(ctx) -> dict[str, str]:
-    path = ctx.raw_dir(ctx.params.get("source")) / "PanNuke_split.csv"
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise RawDataError(f"{path}: cannot read ({exc}); copy it from the benchmark release") from None
-    if not rows or not {"image_path", "split"} <= set(rows[0]):
-        raise RawDataError(f"{path}: expected columns image_path,split")
-    return {row["image_path"].strip(): row["split"].strip() for row in rows}
+    return read_split_csv(ctx.raw_dir(ctx.params.get("source")) / "PanNuke_split.csv", ("image_path",))

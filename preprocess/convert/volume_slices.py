@@ -10,16 +10,12 @@ The orientation mode comes from the config (`orientation: reference` by default,
 
 from __future__ import annotations
 
-import multiprocessing
-
-from preprocess.convert.base import write_output
+from preprocess.convert.base import for_each_item, write_output
 from preprocess.errors import RawDataError
 from preprocess.pngio import encode_png
 from preprocess.volumes.io import read_volume
 from preprocess.volumes.recipes import DATASETS
 from preprocess.volumes.slicer import canonical_slices, reference_slices
-
-_SHARED: dict = {}
 
 
 def plan(ctx):
@@ -36,18 +32,10 @@ def plan(ctx):
 
 
 def build(ctx, items) -> None:
-    _SHARED["ctx"] = ctx
-    if ctx.workers <= 1 or len(items) <= 1:
-        for case in items:
-            ctx.add_records(_slice_case(case))
-        return
-    with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
-        for records in pool.imap(_slice_case, items, chunksize=1):
-            ctx.add_records(records)
+    for_each_item(ctx, items, _slice_case)
 
 
-def _slice_case(case) -> list[tuple[str, str, str]]:
-    ctx = _SHARED["ctx"]
+def _slice_case(ctx, case) -> list[tuple[str, str, str]]:
     volume = read_volume(case.source)
     mode = ctx.settings.orientation_for(ctx.subset.key)
     slices = canonical_slices(volume, case.profile) if mode == "canonical" else reference_slices(volume, case.profile)

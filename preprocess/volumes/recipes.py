@@ -7,11 +7,11 @@ scripts (see the README, "3D slicing"); per-dataset differences that a parameter
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from preprocess.csvio import read_split_csv
 from preprocess.errors import RawDataError
 
 SLICES = 64
@@ -75,7 +75,7 @@ def cirrmri600(base: Path, params: dict) -> list[Case]:
     sequence = params["sequence"]  # T1 or T2
     profile = Profile("mr_contiguous", low_pct=1.0, high_pct=99.5, fraction=0.01)
     split_csv = base / f"Cirrhosis_{sequence}_slide_folders.csv"
-    splits = _read_split_csv(split_csv)
+    splits = read_split_csv(split_csv, ("folder_name",))
     found = {}
     for path in _rglob(base, f"**/Cirrhosis_{sequence}_3D/*_images/*.nii.gz"):
         found.setdefault(_strip_nii(path.name), path)
@@ -87,17 +87,6 @@ def cirrmri600(base: Path, params: dict) -> list[Case]:
         if folder in splits
     ]
     return _sorted(cases)
-
-
-def _read_split_csv(path: Path) -> dict[str, str]:
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise RawDataError(f"{path}: cannot read the split CSV ({exc}); copy it from the benchmark release") from None
-    if not rows or not {"folder_name", "split"} <= set(rows[0]):
-        raise RawDataError(f"{path}: expected columns folder_name,split, got {list(rows[0]) if rows else 'nothing'}")
-    return {row["folder_name"].strip(): row["split"].strip() for row in rows}
 
 
 def brats_ped(base: Path, params: dict) -> list[Case]:
