@@ -19,6 +19,7 @@ DEFAULTS = {
     "validate_decode": "quick",
     "overwrite_existing": False,
     "allow_download": False,
+    "on_bad_input": "fail",
     "orientation": "reference",
     "drr": {"mode": "reference"},
     "shards": {},
@@ -37,6 +38,7 @@ class Settings:
     validate_decode: str
     overwrite_existing: bool
     allow_download: bool
+    on_bad_input: str
     orientation: object
     drr: dict
     shards: dict
@@ -76,6 +78,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         validate_decode=merged["validate_decode"],
         overwrite_existing=bool(merged["overwrite_existing"]),
         allow_download=bool(merged["allow_download"]),
+        on_bad_input=merged["on_bad_input"],
         orientation=merged["orientation"],
         drr=dict(merged["drr"]),
         shards=dict(merged["shards"]),

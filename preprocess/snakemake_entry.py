@@ -38,7 +38,13 @@ def _convert(smk, settings, registry):
 
 
 def _validate_subset(smk, settings, registry):
-    steps.validate_to_report(settings, registry, f"{smk.wildcards.group}/{smk.wildcards.folder}", Path(smk.output[0]))
+    steps.validate_to_report(
+        settings,
+        registry,
+        f"{smk.wildcards.group}/{smk.wildcards.folder}",
+        Path(smk.output[0]),
+        manifests=smk.input.manifests,
+    )
 
 
 def _validation_summary(smk, settings, registry):
@@ -48,6 +54,7 @@ def _validation_summary(smk, settings, registry):
         Path(smk.output.table),
         Path(smk.output.json),
         Path(smk.params.instructions),
+        settings.on_bad_input,
     )
 
 

@@ -93,7 +93,18 @@ def convert(
     return written
 
 
-def validate_to_report(settings, registry, subset_name: str, report_out: Path, decode: str | None = None):
+def skipped_items(manifests) -> list[dict]:
+    """The items a conversion left out under on_bad_input: skip (manifest rows of kind 'problem')."""
+    found = []
+    for manifest in manifests:
+        for line in Path(manifest).read_text(encoding="utf-8").splitlines()[1:]:
+            item, kind, detail = line.split("\t", 2)
+            if kind == "problem":
+                found.append({"item": item, "problem": detail})
+    return found
+
+
+def validate_to_report(settings, registry, subset_name: str, report_out: Path, decode: str | None = None, manifests=()):
     subset = registry.subset(subset_name)
     subset_reports = validate.validate_subset(
         registry, subset, settings.data_basedir, settings.raw_root, decode or settings.validate_decode
@@ -104,6 +115,7 @@ def validate_to_report(settings, registry, subset_name: str, report_out: Path, d
         {
             "subset": subset.key,
             "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in subset_reports],
+            "skipped_items": skipped_items(manifests),
         },
     )
     return subset_reports
@@ -118,10 +130,18 @@ def read_reports(paths) -> list[JsonReport]:
     return found
 
 
-def summarize(plan_file: Path, report_files, table_out: Path, json_out: Path, instructions: Path) -> str:
-    """One validation table over every built subset; raise when any path does not resolve."""
+def summarize(
+    plan_file: Path, report_files, table_out: Path, json_out: Path, instructions: Path, on_bad_input: str = "fail"
+) -> str:
+    """One validation table over every built subset; raise when a path does not resolve (unless the run
+    skips bad input: then the unresolved paths and the skipped items are listed and counted instead)."""
     plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
     all_reports = read_reports(report_files)
+    bad_items = [
+        item
+        for path in report_files
+        for item in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", [])
+    ]
     skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
     failed = [r.file for r in all_reports if not r.passed]
     text = "Validation of every task file of the built subsets\n\n" + reports.validation_table(all_reports)
@@ -130,10 +150,16 @@ def summarize(plan_file: Path, report_files, table_out: Path, json_out: Path, in
         text += "\n\nFailures:\n" + failures
     text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
     text += "\n".join(f"  {line}" for line in skipped)
+    if bad_items:
+        text += f"\n\n{len(bad_items)} bad raw items skipped (on_bad_input: skip):\n"
+        text += "\n".join(f"  {item['item']}: {item['problem'][:200]}" for item in bad_items)
     text += f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
     print(text)
-    if failed:
+    if failed and on_bad_input != "skip":
         raise PreprocessError(f"{len(failed)} task files have paths that do not resolve: {', '.join(failed)}")
     atomic_write_text(table_out, text)
-    atomic_write_json(json_out, {"files": [r.row() for r in all_reports], "not_built": skipped})
+    atomic_write_json(
+        json_out,
+        {"files": [r.row() for r in all_reports], "not_built": skipped, "skipped_items": bad_items, "failed": failed},
+    )
     return text

@@ -156,7 +156,9 @@ def build(ctx, items) -> None:
     dataset = ctx.params["dataset"]
     root, data_basedir, overwrite = ctx.image_root, ctx.settings.data_basedir, ctx.settings.overwrite_existing
     for image_id, path, by_class in items:
-        pixels = _load(path, dataset, ctx)
+        pixels = None
+        with ctx.guard(path):
+            pixels = _load(path, dataset, ctx)
         if pixels is None:
             continue
         height, width = pixels.shape

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import multiprocessing
@@ -27,6 +28,7 @@ class ConversionContext:
     shard: int = 0
     shards: int = 1
     written: list[tuple[str, str, str]] = field(default_factory=list)  # (path, kind, detail)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (item, what was wrong), on_bad_input: skip
     log: object = print
 
     @property
@@ -46,6 +48,20 @@ class ConversionContext:
 
     def add_records(self, records) -> None:
         self.written.extend(records)
+
+    @contextlib.contextmanager
+    def guard(self, item: str):
+        """Bad input in this block stops the job (on_bad_input: fail) or skips the item and records it (skip)."""
+        try:
+            yield
+        except RawDataError as exc:
+            self.bad_input(item, exc)
+
+    def bad_input(self, item: str, error: RawDataError) -> None:
+        if self.settings.on_bad_input != "skip":
+            raise error
+        self.problems.append((item, str(error).replace("\t", " ").replace("\n", " ")))
+        self.log(f"skipped {item}: {error}")
 
     def source(self, source_id: str | None = None) -> Source:
         if source_id is None:
@@ -172,7 +188,10 @@ _CASE_CONTEXT: dict = {}
 
 def _run_case(job):
     function, item = job
-    return function(_CASE_CONTEXT["ctx"], item)
+    try:
+        return function(_CASE_CONTEXT["ctx"], item), None
+    except RawDataError as exc:  # travels back to the parent, which applies the on_bad_input policy
+        return [], str(exc)
 
 
 def for_each_item(ctx: ConversionContext, items: list, function) -> None:
@@ -182,12 +201,20 @@ def for_each_item(ctx: ConversionContext, items: list, function) -> None:
     """
     if ctx.workers <= 1 or len(items) <= 1:
         for item in items:
-            ctx.add_records(function(ctx, item))
+            with ctx.guard(_label(item)):
+                ctx.add_records(function(ctx, item))
         return
     _CASE_CONTEXT["ctx"] = ctx
     with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
-        for records in pool.imap(_run_case, [(function, item) for item in items], chunksize=1):
+        jobs = [(function, item) for item in items]
+        for item, (records, error) in zip(items, pool.imap(_run_case, jobs, chunksize=1), strict=True):
+            if error is not None:
+                ctx.bad_input(_label(item), RawDataError(error))
             ctx.add_records(records)
+
+
+def _label(item) -> str:
+    return str(getattr(item, "source", item))
 
 
 def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:
@@ -198,14 +225,42 @@ def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = 
             f"{ctx.subset.key}: conversion kind {ctx.conversion.kind!r} is not available in this version "
             f"(available: {', '.join(sorted(kinds))})"
         )
+    with _exclusive(ctx):
+        return _run_locked(ctx, module, manifest)
+
+
+@contextlib.contextmanager
+def _exclusive(ctx: ConversionContext):
+    """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once."""
+    import fcntl
+
+    folder = ctx.settings.data_basedir / ".medheb-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{ctx.subset.group}__{ctx.subset.folder}__{ctx.conversion.name}.{ctx.shard}-of-{ctx.shards}.lock"
+    with open(folder / name, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PreprocessError(
+                f"another run is building {ctx.subset.key}/{ctx.conversion.name} in {ctx.settings.data_basedir} "
+                f"(lock {folder / name}); wait for it to finish, or give each run its own DATA_BASEDIR"
+            ) from None
+        yield
+
+
+def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     started = time.monotonic()
-    items = ctx.mine(module.plan(ctx))
-    ctx.log(f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}: {len(items)} items")
-    module.build(ctx, items)
+    with ctx.guard(f"{ctx.subset.key}/{ctx.conversion.name}"):  # a whole-source fault (an unreadable archive)
+        items = ctx.mine(module.plan(ctx))
+        ctx.log(f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}: {len(items)} items")
+        module.build(ctx, items)
     ctx.written.sort()
     ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.1f} s")
+    if ctx.problems:
+        ctx.log(f"{len(ctx.problems)} bad items skipped (on_bad_input: skip), listed in the manifest")
     if manifest is not None:
-        lines = ["path\tkind\tdetail"] + ["\t".join(row) for row in ctx.written]
+        problems = [(item, "problem", message) for item, message in ctx.problems]
+        lines = ["path\tkind\tdetail"] + ["\t".join(row) for row in ctx.written + problems]
         atomic_write_text(manifest, "\n".join(lines) + "\n")
         ctx.log(f"manifest: {manifest}")
     return ctx.written

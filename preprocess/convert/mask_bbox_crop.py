@@ -120,7 +120,9 @@ def _build_kvasir(ctx, items) -> None:
     for image_id in items:
         source = base / "images" / f"{image_id}.jpg"
         if image_id not in annotations or not source.exists():
-            raise RawDataError(f"{base}: test image {image_id} has no {'box' if source.exists() else 'image file'}")
+            missing = "box in the box file" if source.exists() else "image file"
+            ctx.bad_input(image_id, RawDataError(f"{base}: test image {image_id} has no {missing}"))
+            continue
         ctx.add_records([_write(ctx, f"kvasir/images/{image_id}.jpg", source.read_bytes())])
         image = _decode(source.read_bytes())
         height, width = image.shape[:2]

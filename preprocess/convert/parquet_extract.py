@@ -99,7 +99,12 @@ def build(ctx, items) -> None:
             if record.data is None:
                 skipped += 1
                 continue
-            data, extension = _encoded(record)
+            encoded = None
+            with ctx.guard(f"{record.file} row {record.row}"):
+                encoded = _encoded(record)
+            if encoded is None:
+                continue
+            data, extension = encoded
             relative = _name(dataset, record, extension, split)
             if relative is None or relative in written:  # not in the test split, or an image seen already
                 continue

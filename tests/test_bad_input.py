@@ -1,0 +1,398 @@
+"""The bad-input corpus: each case, the exact behaviour, and nothing written outside the allowed folders."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from conftest import REPO, demo_settings
+from preprocess import boxes, steps
+from preprocess.demo.crops import _dicom, xray
+from preprocess.demo.volumes import ct_phantom, save_nifti
+from preprocess.dicomio import read_dicom
+from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.extract.archive import SafeArchive
+from preprocess.fsutil import ChecksumCache
+from preprocess.npzio import NpzFile, structure_problems
+from preprocess.rawcheck import check_source
+from preprocess.validate import PathChecker, validate_file
+from preprocess.volumes.io import read_volume
+from preprocess.volumes.recipes import Profile
+from preprocess.volumes.slicer import reference_slices
+
+SPEC = {"dims": 2, "channels": 1, "labels": 1, "counts": {"train": 2, "val": 1, "test": 2}, "size": 8}
+MR = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
+
+
+def _npz(path: Path, drop=None, shape=(8, 8)):
+    arrays = {}
+    for split, n in (("train", 2), ("val", 1), ("test", 2)):
+        arrays[f"{split}_images"] = np.zeros((n, *shape), np.uint8)
+        arrays[f"{split}_labels"] = np.zeros((n, 1), np.uint8)
+    arrays.pop(drop, None)
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+def _task(path: Path, records) -> Path:
+    path.write_text(records if isinstance(records, str) else json.dumps(records))
+    return path
+
+
+def _record(image):
+    return {"qry_text": "", "qry_img_path": image, "tgt_text": [""]}
+
+
+def _validate(tmp: Path, records):
+    root = tmp / "DATA" / "2D_Images" / "X"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "ok.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8 + b"\x00\x00\x00\x00IEND\xaeB`\x82")
+    return validate_file(_task(tmp / "t.json", records), PathChecker(root), "X")
+
+
+def _parquet(path: Path, data: bytes, truncate: bool = False) -> Path:
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    pq.write_table(pa.table({"image": pa.array([{"bytes": data, "path": None}], image)}), path)
+    if truncate:
+        path.write_bytes(path.read_bytes()[:-30])
+    return path
+
+
+# Each case: (name, action(tmp) -> result, expected). expected is (exception, message regex) or a check.
+def case_truncated_nifti(tmp):
+    save_nifti(tmp / "a.nii.gz", ct_phantom())
+    (tmp / "a.nii.gz").write_bytes((tmp / "a.nii.gz").read_bytes()[:2000])
+    return read_volume(tmp / "a.nii.gz")
+
+
+def case_nifti_corrupt_header(tmp):
+    (tmp / "b.nii.gz").write_bytes(gzip.compress(b"\x5c\x01" + b"\xff" * 400))
+    return read_volume(tmp / "b.nii.gz")
+
+
+def case_nrrd_wrong_size(tmp):
+    (tmp / "c.nrrd").write_bytes(
+        b"NRRD0004\ntype: short\ndimension: 3\nsizes: 9 9 9\nencoding: raw\nendian: little\n\n" + b"\x00" * 30
+    )
+    return read_volume(tmp / "c.nrrd")
+
+
+def case_npz_missing_key(tmp):
+    problems = structure_problems(_npz(tmp / "d.npz", drop="val_labels"), SPEC)
+    raise RawDataError("; ".join(problems))
+
+
+def case_npz_wrong_shape(tmp):
+    raise RawDataError("; ".join(structure_problems(_npz(tmp / "e.npz", shape=(8, 7)), SPEC)))
+
+
+def case_npz_truncated(tmp):
+    path = _npz(tmp / "f.npz")
+    path.write_bytes(path.read_bytes()[:100])
+    return NpzFile(path)
+
+
+def case_wrong_md5(tmp):
+    from preprocess.registry import load_registry
+
+    (tmp / "MedMNIST").mkdir()
+    (tmp / "MedMNIST" / "bloodmnist.npz").write_bytes(b"not the published file")
+    check = check_source(load_registry(variants={"medmnist": "28"}).source("medmnist"), tmp, ChecksumCache(None))
+    raise RawDataError(next(f.reason for f in check.files if f.id == "bloodmnist"))
+
+
+def case_dicom_truncated(tmp):
+    _dicom(tmp / "g.dicom", xray(1))
+    (tmp / "g.dicom").write_bytes((tmp / "g.dicom").read_bytes()[:-3000])
+    return read_dicom(tmp / "g.dicom")
+
+
+def case_dicom_unsupported_syntax(tmp):
+    import pydicom
+    from pydicom.encaps import encapsulate
+
+    _dicom(tmp / "h.dicom", xray(2))
+    dataset = pydicom.dcmread(tmp / "h.dicom")
+    dataset.file_meta.TransferSyntaxUID = "1.2.840.10008.1.2.4.100"
+    dataset.PixelData = encapsulate([dataset.PixelData])
+    dataset["PixelData"].VR = "OB"
+    dataset.save_as(tmp / "h.dicom")
+    return read_dicom(tmp / "h.dicom")
+
+
+def case_parquet_corrupt_footer(tmp):
+    from preprocess.extract.parquet import iter_images
+
+    return list(iter_images(_parquet(tmp / "i.parquet", b"\x89PNG", truncate=True), "image"))
+
+
+def case_parquet_undecodable_image(tmp):
+    from types import SimpleNamespace
+
+    from preprocess.convert.parquet_extract import _encoded
+
+    return _encoded(SimpleNamespace(data=b"\x00\x01 not an image", file=tmp / "j.parquet", row=0))
+
+
+def case_all_nan_volume(tmp):
+    save_nifti(tmp / "k.nii.gz", np.full((6, 6, 6), np.nan, np.float32))
+    return reference_slices(read_volume(tmp / "k.nii.gz"), MR)
+
+
+def case_constant_volume(tmp):
+    save_nifti(tmp / "l.nii.gz", np.full((6, 6, 6), 7.0, np.float32))
+    return reference_slices(read_volume(tmp / "l.nii.gz"), MR)
+
+
+def case_empty_mask(tmp):
+    return boxes.mask_box(np.zeros((5, 5))), boxes.component_boxes(np.zeros((5, 5)))
+
+
+def case_box_outside_image(tmp):
+    return boxes.reference_crop(180, -40, 260, 10, 200, 100)
+
+
+def case_csv_with_bom(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "s.csv").write_bytes("\ufefffolder_name,split\n12,train\n".encode())
+    return read_split_csv(tmp / "s.csv", ("folder_name",))
+
+
+def case_csv_missing_columns(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "m.csv").write_text("folder,part\n12,train\n")
+    return read_split_csv(tmp / "m.csv", ("folder_name",))
+
+
+def case_nan_coordinates(tmp):
+    from preprocess.convert.annotation_crop import _vindr_cxr
+
+    (tmp / "annotations").mkdir()
+    (tmp / "annotations" / "annotations_test.csv").write_text(
+        "image_id,class_name,x_min,y_min,x_max,y_max\na,Nodule/Mass,,,,\na,Nodule/Mass,1,2,30,40\nb,Cardiomegaly,nan,1,2,3\n"
+    )
+    return _vindr_cxr(tmp)
+
+
+def case_json_dotdot(tmp):
+    return _validate(tmp, [_record("../../etc/passwd")])
+
+
+def case_json_absolute(tmp):
+    return _validate(tmp, [_record("/etc/passwd")])
+
+
+def case_json_nested_lists(tmp):
+    return _validate(tmp, [{**_record(["ok.png", "ok.png"]), "tgt_img_path": [["ok.png"], "ok.png"]}])
+
+
+def case_json_wrong_types(tmp):
+    return _validate(tmp, [{"qry_text": 5, "qry_img_path": "ok.png", "tgt_text": [""]}])
+
+
+def case_json_invalid(tmp):
+    return _validate(tmp, '[{"qry_text": ')
+
+
+def case_archive_escape(tmp):
+    with zipfile.ZipFile(tmp / "z.zip", "w") as archive:
+        archive.writestr("../evil.png", b"x")
+        archive.writestr("/abs.png", b"x")
+        archive.writestr("fine/ok.png", b"x")
+    safe = SafeArchive(tmp / "z.zip")
+    return sorted(safe.members), sorted(safe.refused.items())
+
+
+def case_symlink_out_of_root(tmp):
+    (tmp / "outside.png").write_bytes(b"x")
+    root = tmp / "DATA" / "2D_Images" / "X"
+    root.mkdir(parents=True)
+    os.symlink(tmp / "outside.png", root / "link.png")
+    return validate_file(_task(tmp / "t.json", [_record("link.png")]), PathChecker(root), "X")
+
+
+CASES = {
+    "truncated .nii.gz": (case_truncated_nifti, (RawDataError, r"a.nii.gz: .*truncated")),
+    "NIfTI with a corrupt header": (case_nifti_corrupt_header, (RawDataError, r"b.nii.gz: unreadable NIfTI header")),
+    "NRRD with a wrong size": (case_nrrd_wrong_size, (RawDataError, r"c.nrrd: unreadable NRRD")),
+    "npz missing a key": (case_npz_missing_key, (RawDataError, r"d.npz: no array 'val_labels'")),
+    "npz with wrong shapes": (
+        case_npz_wrong_shape,
+        (RawDataError, r"e.npz\[train_images\]: shape \(2, 8, 7\), expected \(2, 8, 8\)"),
+    ),
+    "truncated npz": (case_npz_truncated, (RawDataError, r"f.npz: not a readable .npz archive")),
+    "wrong MD5": (case_wrong_md5, (RawDataError, r"checksum differs: bloodmnist.npz md5 \w{32}, expected 7053d0359d")),
+    "DICOM with truncated pixel data": (case_dicom_truncated, (RawDataError, r"g.dicom: pixel data cannot be decoded")),
+    "DICOM with an unsupported transfer syntax": (
+        case_dicom_unsupported_syntax,
+        (RawDataError, r"h.dicom: .*transfer syntax"),
+    ),
+    "parquet with a corrupt footer": (
+        case_parquet_corrupt_footer,
+        (RawDataError, r"i.parquet: not a readable parquet file"),
+    ),
+    "parquet with an undecodable image": (
+        case_parquet_undecodable_image,
+        (RawDataError, r"j.parquet: row 0 holds bytes"),
+    ),
+    "all-NaN volume": (case_all_nan_volume, lambda r: len(r) == 64 and not any(i.any() for _, i in r)),
+    "constant volume": (case_constant_volume, lambda r: len(r) == 64 and not any(i.any() for _, i in r)),
+    "empty mask": (case_empty_mask, lambda r: r == (None, [])),
+    "box outside the image": (case_box_outside_image, lambda r: r == (120, 0, 200, 28)),  # shifted back inside
+    "CSV with a BOM": (case_csv_with_bom, lambda r: r == {"12": "train"}),
+    "CSV with missing columns": (
+        case_csv_missing_columns,
+        (RawDataError, r"m.csv: expected columns folder_name and split"),
+    ),
+    "NaN coordinates": (case_nan_coordinates, lambda r: r == [("a", r[0][1], {1: [(1.0, 2.0, 30.0, 40.0)]})]),
+    "task JSON with ..": (case_json_dotdot, lambda r: r.unsafe == 1 and "climbs out" in r.failures[0].reason),
+    "task JSON with an absolute path": (
+        case_json_absolute,
+        lambda r: r.unsafe == 1 and "absolute" in r.failures[0].reason,
+    ),
+    "task JSON with nested lists": (case_json_nested_lists, lambda r: r.passed and r.paths == 4),
+    "task JSON with wrong types": (
+        case_json_wrong_types,
+        lambda r: r.bad_records == 1 and "qry_text: expected a string, got int 5" in r.failures[0].reason,
+    ),
+    "invalid task JSON": (case_json_invalid, lambda r: not r.passed and "invalid JSON" in r.failures[0].reason),
+    "archive members escaping": (
+        case_archive_escape,
+        lambda r: r[0] == ["fine/ok.png"] and [m for m, _ in r[1]] == ["../evil.png", "/abs.png"],
+    ),
+    "symlink out of the allowed roots": (
+        case_symlink_out_of_root,
+        lambda r: r.unsafe == 1 and "outside the image root" in r.failures[0].reason,
+    ),
+}
+
+
+def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
+    return {
+        str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in base.rglob("*")
+        if p.is_file() and p.relative_to(base).parts[0] not in allowed
+    }
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_corpus(tmp_path, name):
+    action, expected = CASES[name]
+    work = tmp_path / "work"
+    work.mkdir()
+    results = tmp_path / "results"
+    results.mkdir()
+    (tmp_path / "bystander.txt").write_text("must not change")
+    outside = _snapshot(tmp_path, ("work", "results"))
+    if isinstance(expected, tuple):
+        with pytest.raises(expected[0], match=expected[1]):
+            action(work)
+    else:
+        assert expected(action(work))
+    assert _snapshot(tmp_path, ("work", "results")) == outside
+
+
+def test_release_file_with_other_bytes_is_kept(demo):
+    target = demo / "DATA_BASEDIR" / "2D_Images" / "ISIC-2019" / "test" / "ISIC_2019_Test_Input" / "ISIC_0034321.jpg"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"the release's own bytes")
+    settings = demo_settings(demo)
+    with pytest.raises(OutputConflictError, match=r"ISIC_0034321.jpg already exists with other content"):
+        steps.convert(settings, settings.registry(), "ISIC-2019", None, 0, 1, None)
+    assert target.read_bytes() == b"the release's own bytes"
+
+
+def test_a_second_writer_of_the_same_shard_is_refused(demo):
+    import fcntl
+
+    settings = demo_settings(demo)
+    lock = demo / "DATA_BASEDIR" / ".medheb-locks" / "2D_Task__APTOS__image_folder.0-of-1.lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # another run holds it
+        with pytest.raises(Exception, match=r"another run is building 2D_Task/APTOS/image_folder"):
+            steps.convert(settings, settings.registry(), "APTOS", None, 0, 1, None)
+
+
+def _snakemake(workdir: Path, *args: str, wrapper: list[str] | None = None) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        *args,
+    ]
+    return subprocess.run((wrapper or []) + command, capture_output=True, text=True)
+
+
+def test_raw_root_read_only_build_succeeds_and_raw_is_untouched(tmp_path, demo_template):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    subprocess.run(["cp", "-a", str(demo_template), str(workdir / "demo")], check=True)
+    raw = workdir / "demo" / "raw"
+    before = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in raw.rglob("*")}
+    subprocess.run(["chmod", "-R", "a-w", str(raw)], check=True)
+    # chmod does not stop root: where possible, also mount the raw root read-only in a private namespace.
+    mount = f'mount --bind {raw} {raw} && mount -o remount,ro,bind {raw} && exec "$@"'
+    can_mount = subprocess.run(["unshare", "-m", "sh", "-c", mount, "sh", "true"], capture_output=True).returncode == 0
+    done = _snakemake(workdir, wrapper=["unshare", "-m", "sh", "-c", mount, "sh"] if can_mount else None)
+    subprocess.run(["chmod", "-R", "u+w", str(raw)], check=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "task files resolve every path" in done.stderr
+    assert {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in raw.rglob("*")} == before
+    print("raw root mounted read-only" if can_mount else "raw root chmod a-w (no mount namespace here)")
+
+
+def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    values = yaml.safe_load((REPO / "config.yaml").read_text())
+    values["on_bad_input"] = "skip"
+    (workdir / "config.yaml").write_text(yaml.safe_dump(values))
+    subprocess.run(["cp", "-a", str(demo_template), str(workdir / "demo")], check=True)
+    raw = workdir / "demo" / "raw"
+    volume = next((raw / "CT-RATE").rglob("valid_2_b_1.nii.gz"))
+    volume.write_bytes(volume.read_bytes()[:3000])  # 1: a truncated CT volume
+    dicom = raw / "vindr-cxr" / "test" / "9f8e7d6c5b4a39281706f5e4d3c2b1a0.dicom"
+    dicom.write_bytes(dicom.read_bytes()[:-3000])  # 2: a DICOM with its pixel data cut
+    kvasir = raw / "Kvasir-SEG" / "images" / "cju0roawvklrq0799vmjorwfv.jpg"
+    kvasir.unlink()  # 3: a test image listed in split.csv but absent
+    overrides = yaml.safe_load((workdir / "demo" / "registry-overrides.yaml").read_text())
+    for source in ("ct_rate", "vindr_cxr", "kvasir_seg"):  # the counts now fall one short of the demo's own
+        for spec in overrides["sources"][source]["files"]:
+            spec.pop("md5", None)
+            if "min_count" in spec:
+                spec["min_count"] = 1
+    (workdir / "demo" / "registry-overrides.yaml").write_text(yaml.safe_dump(overrides))
+    done = _snakemake(workdir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
+    items = sorted(Path(item["item"]).name for item in summary["skipped_items"])
+    assert items == sorted(
+        [
+            "valid_2_b_1.nii.gz",
+            "valid_2_b_1.nii.gz",
+            "9f8e7d6c5b4a39281706f5e4d3c2b1a0.dicom",
+            "cju0roawvklrq0799vmjorwfv",
+        ]
+    )  # the CT volume is skipped by its slices and its DRR
+    assert "4 bad raw items skipped (on_bad_input: skip)" in done.stderr
