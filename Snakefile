@@ -19,10 +19,14 @@ include: "workflow/rules/convert.smk"
 include: "workflow/rules/validate.smk"
 
 
+report: "workflow/report/workflow.rst"
+
+
 rule all:
     default_target: True
     input:
         "results/validation/summary.txt",
+        planned_contact_sheets,
 
 
 onsuccess:

@@ -252,6 +252,47 @@ def cmd_slice(args) -> int:
     return 0
 
 
+def cmd_status(args) -> int:
+    """One line per subset: built, not built (and why), failed or partially valid, with what to do next."""
+    from preprocess import steps, tables, validate
+    from preprocess.config import load_settings
+    from preprocess.plan import plan_subsets
+
+    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    registry = settings.registry()
+    checks = None
+    if args.raw_root or args.config:
+        source_ids = sorted(registry.sources)
+        checks = steps.check_sources(settings, registry, source_ids, args.results)
+        plans = {p.subset: p for p in plan_subsets(registry, "all", checks)}
+    rows, counts = [], {}
+    for subset in registry.subsets:
+        found = validate.validate_subset(
+            registry, subset, settings.data_basedir, settings.raw_root if checks else None, settings.validate_decode
+        )
+        state = validate.subset_state(subset, settings.data_basedir, found)
+        paths = sum(r.paths for r in found)
+        ok = sum(r.ok for r in found)
+        plan = plans.get(subset.key) if checks else None
+        if state == "ok":
+            label, step = "built", ""
+        elif state == "failed":
+            label = "partially valid" if ok else "failed"
+            step = f"python -m preprocess validate {settings.data_basedir} --subset {subset.key} --report r.json"
+        elif plan is not None and plan.action == "skip":
+            label = f"not built: {plan.reason}"
+            step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
+        elif state == "no task files":
+            label, step = "no task files", f"download the release's {subset.group}/{subset.folder}/"
+        else:
+            label, step = "not built", f"snakemake --cores 8 --config 'subsets=[\"{subset.key}\"]'"
+        counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
+        rows.append([subset.key, label[:60], f"{ok}/{paths}" if paths else "-", step])
+    print(tables.render(["subset", "state", "paths ok", "next step"], rows))
+    print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
+    return 1 if any(r[1] in ("failed", "partially valid") for r in rows) else 0
+
+
 def cmd_demo(args) -> int:
     from preprocess.demo import write_demo
 
@@ -318,6 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plane", choices=["axial", "coronal", "sagittal"], help="a canonical view instead")
     p.add_argument("--count", type=int, default=64, help="slices (default 64)")
     p.set_defaults(func=cmd_slice)
+
+    p = sub.add_parser("status", help="one line per subset: built, not built and why, failed; what next")
+    p.add_argument("data_basedir", metavar="DATA_BASEDIR")
+    _data_options(p, basedir_positional=True)
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("demo", help="write the embedded demo: a tiny raw root and release tree")
     p.add_argument("directory")

@@ -18,7 +18,9 @@ def _check_source(smk, settings, registry):
 
 def _plan(smk, settings, registry):
     checks = steps.read_checks(smk.input)
-    steps.make_plan(settings, registry, checks, Path(smk.output.plan), Path(smk.output.instructions))
+    steps.make_plan(
+        settings, registry, checks, Path(smk.output.plan), Path(smk.output.instructions), Path(smk.output.table)
+    )
 
 
 def _convert(smk, settings, registry):
@@ -58,7 +60,12 @@ def _validation_summary(smk, settings, registry):
     )
 
 
+def _contact_sheet(smk, settings, registry):
+    steps.contact_sheet(settings, smk.input.manifests, Path(smk.output[0]))
+
+
 STEPS = {
+    "contact_sheet": _contact_sheet,
     "check_source": _check_source,
     "plan": _plan,
     "convert": _convert,

@@ -9,7 +9,7 @@ from pathlib import Path
 from preprocess import layout, reports, validate
 from preprocess.convert import KINDS, ConversionContext, available, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.fsutil import atomic_write_json, atomic_write_text
+from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
@@ -31,9 +31,20 @@ def read_checks(paths) -> dict[str, SourceCheck]:
     return checks
 
 
-def make_plan(settings, registry, checks, plan_out: Path, instructions_out: Path) -> list[SubsetPlan]:
+def make_plan(
+    settings, registry, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None
+) -> list[SubsetPlan]:
     """Decide what is built; print the check and plan tables; write instructions for what is missing."""
     print(reports.check_table(registry, checks))
+    if table_out is not None:
+        rows = ["source\tstatus\taccess\tproblems\tinstructions"]
+        for source_id, check in sorted(checks.items()):
+            problems = "; ".join(check.reasons[:3])
+            rows.append(
+                f"{source_id}\t{check.status}\t{registry.source(source_id).access}\t{problems}\t"
+                f"python -m preprocess info {source_id}"
+            )
+        atomic_write_text(table_out, "\n".join(rows) + "\n")
     plans = plan_subsets(registry, settings.subsets, checks)
     print()
     print(reports.plan_table(plans, checks, registry))
@@ -121,6 +132,20 @@ def validate_to_report(settings, registry, subset_name: str, report_out: Path, d
     return subset_reports
 
 
+def contact_sheet(settings, manifests, out: Path, count: int = 16) -> None:
+    """A grid of `count` outputs sampled from the subset's manifests."""
+    from preprocess.contact import contact_sheet as draw
+    from preprocess.contact import sample
+
+    paths = []
+    for manifest in manifests:
+        for line in Path(manifest).read_text(encoding="utf-8").splitlines()[1:]:
+            path, kind, _ = line.split("\t", 2)
+            if kind == "file":
+                paths.append(path)
+    atomic_write_bytes(out, draw(settings.data_basedir, sample(paths, count)))
+
+
 def read_reports(paths) -> list[JsonReport]:
     found = []
     for path in paths:
@@ -158,6 +183,10 @@ def summarize(
     if failed and on_bad_input != "skip":
         raise PreprocessError(f"{len(failed)} task files have paths that do not resolve: {', '.join(failed)}")
     atomic_write_text(table_out, text)
+    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
+    tsv = ["task file\t" + "\t".join(columns)]
+    tsv += [r.file + "\t" + "\t".join(str(getattr(r, c)) for c in columns) for r in all_reports]
+    atomic_write_text(Path(table_out).with_suffix(".tsv"), "\n".join(tsv) + "\n")
     atomic_write_json(
         json_out,
         {"files": [r.row() for r in all_reports], "not_built": skipped, "skipped_items": bad_items, "failed": failed},

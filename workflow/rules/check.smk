@@ -24,6 +24,11 @@ checkpoint plan:
     output:
         plan=RESULTS / "plan.json",
         instructions=RESULTS / "not-built.md",
+        table=report(
+            "results/check/sources.tsv",
+            caption="../report/sources.rst",
+            category="1. Raw downloads",
+        ),
     log:
         "logs/plan.log",
     conda:

@@ -109,6 +109,18 @@ def planned_reports(wildcards):
     return reports
 
 
+def planned_contact_sheets(wildcards):
+    """A contact sheet for every built subset that has images."""
+    with checkpoints.plan.get().output.plan.open() as handle:
+        plans = json.load(handle)
+    sheets = []
+    for plan in plans:
+        if plan["action"] == "build":
+            group, folder = plan["subset"].split("/")
+            sheets.append(str(RESULTS / "report" / "contact" / group / f"{folder}.png"))
+    return sheets
+
+
 def print_summary():
     summary = RESULTS / "validation" / "summary.txt"
     if summary.exists():

@@ -25,6 +25,11 @@ rule validation_summary:
     output:
         table="results/validation/summary.txt",
         json="results/validation/summary.json",
+        tsv=report(
+            "results/validation/summary.tsv",
+            caption="../report/validation.rst",
+            category="2. Validation",
+        ),
     log:
         "logs/validation_summary.log",
     conda:
@@ -35,5 +40,27 @@ rule validation_summary:
         runtime=10,
     params:
         instructions=str(RESULTS / "not-built.md"),
+    script:
+        ENTRY
+
+
+rule contact_sheet:
+    input:
+        manifests=lambda wildcards: conversion_manifests(subset_of(wildcards)),
+    output:
+        report(
+            "results/report/contact/{group}/{folder}.png",
+            caption="../report/contact.rst",
+            category="3. Contact sheets",
+            subcategory="{group}",
+        ),
+    log:
+        "logs/contact/{group}/{folder}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     script:
         ENTRY

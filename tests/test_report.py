@@ -1,0 +1,104 @@
+"""What users see: the Snakemake report with its tables and contact sheets, and the status table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+from conftest import REPO
+from preprocess.cli import main
+from preprocess.contact import grid_size
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, demo_template):
+    workdir = tmp_path_factory.mktemp("built")
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    shutil.copytree(demo_template, workdir / "demo", symlinks=True)
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    done = subprocess.run([*command, "--cores", "2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    done = subprocess.run([*command, "--report", str(workdir / "report.html")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def test_report_holds_every_table_and_a_contact_sheet_per_built_subset(built):
+    html = (built / "report.html").read_text(encoding="utf-8")
+    plan = json.loads((built / "results" / "plan.json").read_text())
+    image_subsets = [p["subset"] for p in plan if p["action"] == "build"]
+    assert len(image_subsets) >= 40
+    for marker in ("1. Raw downloads", "2. Validation", "3. Contact sheets", "sources.tsv", "summary.tsv"):
+        assert marker in html, marker
+    for subset in image_subsets:
+        group, folder = subset.split("/")
+        assert f"{folder}.png" in html, subset
+        sheet = built / "results" / "report" / "contact" / group / f"{folder}.png"
+        with Image.open(sheet) as image:
+            image.verify()
+        with Image.open(sheet) as image:
+            width, height = image.size
+        manifests = list((built / "results" / "convert" / group / folder).glob("*.tsv"))
+        images = sum(
+            1
+            for m in manifests
+            for line in m.read_text().splitlines()[1:]
+            if line.split("\t")[1] == "file" and line.split("\t")[0].lower().endswith((".png", ".jpg", ".jpeg"))
+        )
+        assert (width, height) == grid_size(min(16, images), 4, 128), subset
+
+
+def test_sources_table_lists_every_checked_source(built):
+    rows = (built / "results" / "check" / "sources.tsv").read_text().splitlines()
+    assert rows[0] == "source\tstatus\taccess\tproblems\tinstructions"
+    states = {row.split("\t")[0]: row.split("\t")[1] for row in rows[1:]}
+    assert len(states) == 39 and states["aptos2019"] == "present" and states["usdata"] == "missing"
+
+
+def test_status_of_the_built_demo(built, capsys):
+    code = main(
+        [
+            "status",
+            str(built / "demo" / "DATA_BASEDIR"),
+            "--config",
+            str(built / "config.yaml"),
+            "--results",
+            str(built / "results"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith(("2D_Task", "3D_Task", "Text"))}
+    assert len(lines) == 56
+    assert " built " in lines["2D_Task/APTOS"] + " "
+    assert (
+        "not built: raw missing" in lines["2D_Task/USData"]
+        and "python -m preprocess info usdata" in lines["2D_Task/USData"]
+    )
+    assert out.strip().splitlines()[-1].startswith("44 built")
+
+
+def test_status_with_one_source_removed(demo, capsys, tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "raw_root": str(demo / "raw"),
+                "data_basedir": str(demo / "DATA_BASEDIR"),
+                "registry_overrides": str(demo / "registry-overrides.yaml"),
+                "subsets": "all",
+            }
+        )
+    )
+    shutil.rmtree(demo / "raw" / "brain-tumor-mri-dataset")
+    main(["status", str(demo / "DATA_BASEDIR"), "--config", str(config), "--results", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("2D_Task/Brain-Tumor-MRI"))
+    assert "not built: raw missing" in line and "python -m preprocess info brain_tumor_mri" in line
+    aptos = next(line for line in out.splitlines() if line.startswith("2D_Task/APTOS "))
+    assert "not built" in aptos and "snakemake --cores 8" in aptos  # raw present, not converted yet
