@@ -162,11 +162,11 @@ def summarize(
     skips bad input: then the unresolved paths and the skipped items are listed and counted instead)."""
     plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
     all_reports = read_reports(report_files)
-    bad_items = [
-        item
-        for path in report_files
-        for item in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", [])
-    ]
+    by_item: dict[str, list[str]] = {}  # one raw item can be skipped by several conversions (CT slices, DRR)
+    for path in report_files:
+        for entry in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", []):
+            by_item.setdefault(entry["item"], []).append(entry["problem"])
+    bad_items = [{"item": item, "problem": problems[0], "times": len(problems)} for item, problems in by_item.items()]
     skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
     failed = [r.file for r in all_reports if not r.passed]
     text = "Validation of every task file of the built subsets\n\n" + reports.validation_table(all_reports)

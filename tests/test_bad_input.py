@@ -305,7 +305,7 @@ def test_bad_input_corpus(tmp_path, name):
     assert _snapshot(tmp_path, ("work", "results")) == outside
 
 
-def test_release_file_with_other_bytes_is_kept(demo):
+def test_release_file_with_other_bytes_is_kept_or_replaced_with_a_report(demo, capsys):
     target = demo / "DATA_BASEDIR" / "2D_Images" / "ISIC-2019" / "test" / "ISIC_2019_Test_Input" / "ISIC_0034321.jpg"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"the release's own bytes")
@@ -313,6 +313,10 @@ def test_release_file_with_other_bytes_is_kept(demo):
     with pytest.raises(OutputConflictError, match=r"ISIC_0034321.jpg already exists with other content"):
         steps.convert(settings, settings.registry(), "ISIC-2019", None, 0, 1, None)
     assert target.read_bytes() == b"the release's own bytes"
+    settings = demo_settings(demo, overwrite_existing=True)
+    steps.convert(settings, settings.registry(), "ISIC-2019", None, 0, 1, None)
+    assert target.read_bytes() != b"the release's own bytes"
+    assert f"replacing {target}: it held other content (overwrite_existing: true)" in capsys.readouterr().out
 
 
 def test_a_second_writer_of_the_same_shard_is_refused(demo):
@@ -386,13 +390,11 @@ def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
     done = _snakemake(workdir)
     assert done.returncode == 0, done.stderr[-4000:]
     summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
-    items = sorted(Path(item["item"]).name for item in summary["skipped_items"])
-    assert items == sorted(
-        [
-            "valid_2_b_1.nii.gz",
-            "valid_2_b_1.nii.gz",
-            "9f8e7d6c5b4a39281706f5e4d3c2b1a0.dicom",
-            "cju0roawvklrq0799vmjorwfv",
-        ]
-    )  # the CT volume is skipped by its slices and its DRR
-    assert "4 bad raw items skipped (on_bad_input: skip)" in done.stderr
+    items = {Path(item["item"]).name: item["times"] for item in summary["skipped_items"]}
+    # exactly the three planted items; the CT volume was left out by both of its conversions (slices, DRR)
+    assert items == {
+        "valid_2_b_1.nii.gz": 2,
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0.dicom": 1,
+        "cju0roawvklrq0799vmjorwfv": 1,
+    }
+    assert "3 bad raw items skipped (on_bad_input: skip)" in done.stderr

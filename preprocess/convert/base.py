@@ -98,6 +98,7 @@ class ConversionContext:
                     f"{target} already exists with other content than {source_file}; the pipeline does not "
                     "overwrite it. Move it away, or set overwrite_existing: true to replace it"
                 )
+            print(f"replacing {target}: it held other content (overwrite_existing: true)")
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
         os.close(fd)
@@ -167,6 +168,7 @@ def write_output(target: Path, data: bytes, data_basedir: Path, overwrite: bool)
                 f"{target} already exists with other content; the pipeline does not overwrite it. "
                 "Move it away, or set overwrite_existing: true to replace it"
             )
+        print(f"replacing {target}: it held other content (overwrite_existing: true)")
     except FileNotFoundError:
         pass
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
