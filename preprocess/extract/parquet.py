@@ -24,7 +24,7 @@ class ImageRow:
     fields: dict
 
 
-def iter_images(path: Path, image_column: str, fields=(), batch_rows: int = 64) -> Iterator[ImageRow]:
+def iter_images(path: Path, image_column: str, fields=(), batch_rows: int = 16) -> Iterator[ImageRow]:
     try:
         parquet = pq.ParquetFile(path, pre_buffer=False)  # pre-buffering reads whole column chunks at once
     except (pa.ArrowException, OSError) as exc:
@@ -37,7 +37,8 @@ def iter_images(path: Path, image_column: str, fields=(), batch_rows: int = 64) 
         raise RawDataError(f"{path}: no column {', '.join(missing)} (it has: {', '.join(names)})")
     row = 0
     try:
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=[image_column, *fields]):
+        # One thread and no read-ahead: memory stays at one batch whatever the file size.
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=[image_column, *fields], use_threads=False):
             images = batch.column(image_column)
             if pa.types.is_struct(images.type):
                 data_column, path_column = (
@@ -55,6 +56,8 @@ def iter_images(path: Path, image_column: str, fields=(), batch_rows: int = 64) 
                 stored = path_column[i].as_py() if path_column is not None and path_column[i].is_valid else None
                 yield ImageRow(path, row, data, stored, {name: values[i] for name, values in extra.items()})
                 row += 1
+            del batch, images, data_column, path_column
+            pa.default_memory_pool().release_unused()  # hand freed batch memory back to the system
     except (pa.ArrowException, OSError) as exc:
         raise RawDataError(
             f"{path}: unreadable after row {row} ({exc}); the file is corrupt, download it again"
