@@ -10,11 +10,8 @@ tool also writes the train and val splits; they hold one image each here, so it 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +19,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from timing import pinned, timed  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -59,17 +58,6 @@ def make_raw(root: Path, size: str, count: int) -> Path:
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     return root
-
-
-def timed(command: list[str], clean: Path) -> float:
-    shutil.rmtree(clean, ignore_errors=True)
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
-def pinned(command: list[str], cpus: str) -> list[str]:
-    return ["taskset", "-c", cpus, *command] if shutil.which("taskset") else command
 
 
 def main() -> None:

@@ -14,9 +14,7 @@ import argparse
 import gzip
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nibabel as nib
@@ -25,6 +23,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from timing import pinned, timed  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -85,17 +85,6 @@ def make_raw(root: Path, count: int) -> list[Path]:
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     return paths
-
-
-def timed(command: list[str], clean: Path) -> float:
-    shutil.rmtree(clean, ignore_errors=True)
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
-def pinned(command: list[str], cpus: str) -> list[str]:
-    return ["taskset", "-c", cpus, *command] if shutil.which("taskset") else command
 
 
 def main() -> None:

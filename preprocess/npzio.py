@@ -60,6 +60,16 @@ def _parse_header(head: bytes, where: str) -> tuple[ArrayInfo, int]:
     return info, start + length
 
 
+def _seek_to_data(handle, entry: zipfile.ZipInfo, where: str) -> None:
+    """Move past a member's local zip header to its (compressed) data."""
+    handle.seek(entry.header_offset)
+    local = handle.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise RawDataError(f"{where}: damaged zip entry; the file is corrupt, download it again")
+    name_length, extra_length = struct.unpack("<HH", local[26:30])
+    handle.seek(entry.header_offset + 30 + name_length + extra_length)
+
+
 class NpzFile:
     """One .npz archive: `keys`, `info(key)` from headers only, `array(key)` inflated with ISA-L."""
 
@@ -139,12 +149,7 @@ class NpzFile:
         inflater = isal_zlib.decompressobj(wbits=-15) if entry.compress_type == zipfile.ZIP_DEFLATED else None
         crc, header, offset, filled = 0, b"", None, 0
         with open(self.path, "rb") as handle:
-            handle.seek(entry.header_offset)
-            local = handle.read(30)
-            if len(local) < 30 or local[:4] != b"PK\x03\x04":
-                raise RawDataError(f"{where}: damaged zip entry; the file is corrupt, download it again")
-            name_length, extra_length = struct.unpack("<HH", local[26:30])
-            handle.seek(entry.header_offset + 30 + name_length + extra_length)
+            _seek_to_data(handle, entry, where)
             remaining = entry.compress_size
             progress(array, 0)
             while remaining > 0:
@@ -179,12 +184,7 @@ class NpzFile:
         """The member's uncompressed bytes: ISA-L for deflate, plain read for stored members."""
         try:
             with open(self.path, "rb") as handle:
-                handle.seek(entry.header_offset)
-                local = handle.read(30)
-                if len(local) < 30 or local[:4] != b"PK\x03\x04":
-                    raise RawDataError(f"{where}: damaged zip entry; the file is corrupt, download it again")
-                name_length, extra_length = struct.unpack("<HH", local[26:30])
-                handle.seek(entry.header_offset + 30 + name_length + extra_length)
+                _seek_to_data(handle, entry, where)
                 payload = handle.read(entry.compress_size)
         except OSError as exc:
             raise RawDataError(f"{where}: cannot read ({exc})") from None
