@@ -24,7 +24,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from timing import pinned, timed  # noqa: E402
+from timing import fresh_folders, pinned, timed  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -94,29 +94,26 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "volumes")
     args = parser.parse_args()
     paths = make_raw(args.out, args.volumes)
-    ours = [
-        sys.executable,
-        "-m",
-        "preprocess",
-        "convert",
-        "CT_RATE",
-        "--conversion",
-        "slices",
-        "--config",
-        str(args.out / "config.yaml"),
-        "--results",
-        str(args.out / "results"),
-    ]
-    baseline = [sys.executable, "-c", BASELINE, str(args.out / "baseline"), *map(str, paths)]
+
+    def ours(out: Path, workers: int) -> list[str]:
+        return [
+            *(sys.executable, "-m", "preprocess", "convert", "CT_RATE", "--conversion", "slices"),
+            *("--config", str(args.out / "config.yaml"), "--data-basedir", str(out / "DATA")),
+            *("--results", str(out / "results"), "--workers", str(workers)),
+        ]
+
     runs = {
-        "baseline: nibabel dataobj + Pillow, 1 process (1 core)": (pinned(baseline, "0"), args.out / "baseline"),
-        "pipeline, 1 worker (1 core)": (pinned([*ours, "--workers", "1"], "0"), args.out / "DATA"),
-        "pipeline, 2 workers (2 cores)": (pinned([*ours, "--workers", "2"], "0,1"), args.out / "DATA"),
+        "baseline: nibabel dataobj + Pillow, 1 process (1 core)": lambda out: pinned(
+            [sys.executable, "-c", BASELINE, str(out), *map(str, paths)], "0"
+        ),
+        "pipeline, 1 worker (1 core)": lambda out: pinned(ours(out, 1), "0"),
+        "pipeline, 2 workers (2 cores)": lambda out: pinned(ours(out, 2), "0,1"),
     }
     seconds = {name: [] for name in runs}
-    for _ in range(args.repeats):
-        for name, (command, clean) in runs.items():
-            seconds[name].append(timed(command, clean))
+    with fresh_folders(args.out / "outputs") as folders:
+        for _ in range(args.repeats):
+            for name, command in runs.items():
+                seconds[name].append(timed(command(next(folders)))[0])
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     base = medians[next(iter(runs))]
     one = medians["pipeline, 1 worker (1 core)"]

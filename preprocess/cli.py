@@ -159,6 +159,7 @@ def cmd_convert(args) -> int:
         args.results,
         manifest,
         workers=args.workers,
+        progress_bar=True,  # drawn only when standard error is a terminal; plain lines otherwise
     )
     return 0
 

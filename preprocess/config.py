@@ -23,6 +23,7 @@ DEFAULTS = {
     "orientation": "reference",
     "drr": {"mode": "reference"},
     "shards": {},
+    "progress_interval": 10,
 }
 
 
@@ -42,6 +43,7 @@ class Settings:
     orientation: object
     drr: dict
     shards: dict
+    progress_interval: float
 
     def verifies_checksums(self, source_id: str) -> bool:
         if isinstance(self.verify_checksums, bool):
@@ -82,6 +84,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         orientation=merged["orientation"],
         drr=dict(merged["drr"]),
         shards=dict(merged["shards"]),
+        progress_interval=float(merged["progress_interval"]),
     )
 
 

@@ -66,11 +66,13 @@ def convert(
     manifest: Path | None = None,
     checks: dict | None = None,
     workers: int = 1,
+    progress_bar: bool = False,
 ) -> list:
     """Build one subset (or one conversion shard of it) after making sure its raw data is whole.
 
     `results` holds the checksum cache and the default manifest place; `checks` skips re-checking;
-    `workers` processes share the work of one job.
+    `workers` processes share the work of one job; `progress_bar` draws a bar on a terminal instead of
+    writing progress lines.
     """
     subset = registry.subset(subset_name)
     if subset.is_text:
@@ -99,7 +101,9 @@ def convert(
         target = manifest
         if target is None and results is not None:
             target = layout.shard_manifest(results, subset, conversion.name, shard, shards)
-        ctx = ConversionContext(registry, settings, subset, conversion, shard, shards, workers=workers)
+        ctx = ConversionContext(
+            registry, settings, subset, conversion, shard, shards, workers=workers, progress_bar=progress_bar
+        )
         written += run_conversion(ctx, KINDS, target)
     return written
 

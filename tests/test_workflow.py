@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,8 @@ def test_demo_builds_and_every_path_resolves(workdir):
     usdata = next(p for p in plan if p["subset"] == "2D_Task/USData")
     assert "Request the ultrasound images from the authors" in usdata["instructions"]["usdata"]
     assert "## usdata: missing" in (workdir / "results" / "not-built.md").read_text()
+    job_log = (workdir / "logs" / "convert" / "2D_Task" / "BloodMNIST" / "npz_unpack_2d.0-of-1.log").read_text()
+    assert re.search(r"progress 2D_Task/BloodMNIST/npz_unpack_2d shard 1/1: (\d+)/\1 items \(100\.0%\)", job_log)
 
     again = _run(workdir)
     assert "Nothing to be done" in again.stdout + again.stderr

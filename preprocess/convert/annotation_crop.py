@@ -155,7 +155,7 @@ def _load(path: str, dataset: str, ctx) -> np.ndarray | None:
 def build(ctx, items) -> None:
     dataset = ctx.params["dataset"]
     root, data_basedir, overwrite = ctx.image_root, ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    for image_id, path, by_class in items:
+    for image_id, path, by_class in ctx.track(items):
         pixels = None
         with ctx.guard(path):
             pixels = _load(path, dataset, ctx)

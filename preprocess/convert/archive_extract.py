@@ -81,7 +81,7 @@ def build(ctx, items) -> None:
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     absent = 0
     try:
-        for name in items:
+        for name in ctx.track(items):
             try:
                 relative = safe_relative(name, f"{dataset} image name")
             except UnsafePathError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from preprocess import layout
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_text, file_digest, is_within, same_bytes
+from preprocess.progress import Progress, terminal_stream
 from preprocess.registry import Conversion, Registry, Source, Subset
 
 
@@ -29,7 +30,9 @@ class ConversionContext:
     shards: int = 1
     written: list[tuple[str, str, str]] = field(default_factory=list)  # (path, kind, detail)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (item, what was wrong), on_bad_input: skip
-    log: object = print
+    log: object = field(default=lambda text: print(text, flush=True))
+    progress_bar: bool = False  # a tqdm bar on the terminal instead of progress lines
+    progress: Progress | None = None
 
     @property
     def params(self) -> dict:
@@ -48,6 +51,17 @@ class ConversionContext:
 
     def add_records(self, records) -> None:
         self.written.extend(records)
+
+    def track(self, items):
+        """Iterate over items, counting each towards the progress lines once its loop body is done."""
+        for item in items:
+            yield item
+            self.advance()
+
+    def advance(self, items: int = 1) -> None:
+        """Count finished (or skipped) items towards the job's progress lines."""
+        if self.progress is not None:
+            self.progress.advance(items)
 
     @contextlib.contextmanager
     def guard(self, item: str):
@@ -205,6 +219,7 @@ def for_each_item(ctx: ConversionContext, items: list, function) -> None:
         for item in items:
             with ctx.guard(_label(item)):
                 ctx.add_records(function(ctx, item))
+            ctx.advance()
         return
     _CASE_CONTEXT["ctx"] = ctx
     with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
@@ -213,6 +228,7 @@ def for_each_item(ctx: ConversionContext, items: list, function) -> None:
             if error is not None:
                 ctx.bad_input(_label(item), RawDataError(error))
             ctx.add_records(records)
+            ctx.advance()
 
 
 def _label(item) -> str:
@@ -254,10 +270,21 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     started = time.monotonic()
     with ctx.guard(f"{ctx.subset.key}/{ctx.conversion.name}"):  # a whole-source fault (an unreadable archive)
         items = ctx.mine(module.plan(ctx))
-        ctx.log(f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}: {len(items)} items")
-        module.build(ctx, items)
+        label = f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}"
+        ctx.log(f"{label}: {len(items)} items")
+        ctx.progress = Progress(
+            label,
+            len(items),
+            ctx.log,
+            ctx.settings.progress_interval,
+            terminal_stream() if ctx.progress_bar else None,
+        )
+        try:
+            module.build(ctx, items)
+        finally:
+            ctx.progress.close()
     ctx.written.sort()
-    ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.1f} s")
+    ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.2f} s")
     if ctx.problems:
         ctx.log(f"{len(ctx.problems)} bad items skipped (on_bad_input: skip), listed in the manifest")
     if manifest is not None:

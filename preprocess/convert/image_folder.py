@@ -49,5 +49,5 @@ def plan(ctx) -> list[tuple[Path, str]]:
 
 
 def build(ctx, items) -> None:
-    for source_file, relative in items:
+    for source_file, relative in ctx.track(items):
         ctx.place_file(source_file, relative)

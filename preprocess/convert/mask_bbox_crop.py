@@ -78,7 +78,10 @@ def _build_pannuke(ctx, items) -> None:
     for file, rows in sorted(wanted.items()):
         tag = _tag(Path(file), data_folder)
         for record in iter_images(Path(file), PARQUET["pannuke_classification"]["image"], ["instances", "categories"]):
-            if record.row not in rows or record.data is None:
+            if record.row not in rows:
+                continue
+            ctx.advance()
+            if record.data is None:
                 continue
             stem = f"{tag}_{record.row:06d}"
             extension = image_extension(record.data) or ".png"
@@ -117,7 +120,7 @@ def _build_kvasir(ctx, items) -> None:
     if boxes_file is None:
         raise RawDataError(f"{base}: neither kavsir_bboxes.json nor kvasir_bboxes.json is there")
     annotations = json.loads(boxes_file.read_text(encoding="utf-8"))
-    for image_id in items:
+    for image_id in ctx.track(items):
         source = base / "images" / f"{image_id}.jpg"
         if image_id not in annotations or not source.exists():
             missing = "box in the box file" if source.exists() else "image file"
@@ -176,6 +179,7 @@ def _build_medsegbench(ctx, items) -> None:
             for index in range(images.shape[0]):
                 if offset + index not in wanted:
                     continue
+                ctx.advance()
                 stem = f"{prefix}{index:05d}"
                 image = images[index]
                 found = (

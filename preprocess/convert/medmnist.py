@@ -49,7 +49,8 @@ def plan(ctx) -> list[tuple[str, int]]:
 
 
 def _chunks(indices: list[int], workers: int) -> list[list[int]]:
-    pieces = max(1, min(len(indices), workers * 4))
+    """At least 4 chunks per worker, and at most ~512 images per chunk (steady progress lines)."""
+    pieces = max(1, min(len(indices), max(workers * 4, -(-len(indices) // 512))))
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
@@ -65,6 +66,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) 
             _SHARED["images"] = archive.array(f"{split}_images")
             for chunk in chunks:
                 ctx.add_records(chunk_function(chunk))
+                ctx.advance(len(chunk))
             return
         context = multiprocessing.get_context("fork")
         ready = context.Value("q", 0, lock=False)
@@ -74,14 +76,15 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) 
             if not running:  # the shared array exists now: fork the workers
                 _SHARED.update(images=images, ready=ready)
                 running["pool"] = context.Pool(min(ctx.workers, len(chunks)))
-                running["results"] = running["pool"].map_async(chunk_function, chunks, chunksize=1)
+                running["results"] = running["pool"].imap(chunk_function, chunks, chunksize=1)
             item_bytes = max(1, images[0].nbytes) if len(images) else 1
             ready.value = nbytes // item_bytes
 
         try:
             archive.inflate_into(f"{split}_images", progress)
-            for records in running["results"].get():
+            for chunk, records in zip(chunks, running["results"], strict=True):
                 ctx.add_records(records)
+                ctx.advance(len(chunk))
         finally:
             if running:
                 running["pool"].terminate()

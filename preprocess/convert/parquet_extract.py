@@ -96,6 +96,7 @@ def build(ctx, items) -> None:
         for record in iter_images(Path(file), recipe["image"], recipe["fields"]):
             if record.row not in rows:
                 continue
+            ctx.advance()
             if record.data is None:
                 skipped += 1
                 continue

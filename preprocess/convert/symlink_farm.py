@@ -21,6 +21,6 @@ def plan(ctx) -> list[tuple[str, Path]]:
 
 def build(ctx, items) -> None:
     root = ctx.image_root
-    for name, target in items:
+    for name, target in ctx.track(items):
         link = root if name == "." else root / name
         ctx.place_symlink(link, target.resolve())
