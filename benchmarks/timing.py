@@ -7,6 +7,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,9 +33,32 @@ def fresh_folders(parent: Path):
     parent.mkdir(parents=True, exist_ok=True)
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=parent))  # never delete first: that would slow the runs
     try:
+        settle(runs / "probe")
         yield (runs / f"run-{n}" for n in itertools.count())
     finally:
         shutil.rmtree(runs, ignore_errors=True)
+
+
+def file_creation_us(folder: Path, count: int = 2000) -> float:
+    """Microseconds to create (and write 2 kB into) one new file in `folder`."""
+    folder.mkdir(parents=True)
+    started = time.perf_counter()
+    for n in range(count):
+        with open(folder / f"{n}.bin", "wb") as handle:
+            handle.write(b"x" * 2048)
+    return (time.perf_counter() - started) / count * 1e6
+
+
+def settle(probe: Path, limit_us: float = 100.0, patience_s: float = 600.0) -> None:
+    """Wait until creating a file costs less than `limit_us` again (see `fresh_folders`), at most `patience_s`."""
+    started = time.monotonic()
+    for attempt in itertools.count():
+        cost = file_creation_us(probe / str(attempt))
+        if cost < limit_us or time.monotonic() - started > patience_s:
+            print(f"file creation: {cost:.0f} us per file", file=sys.stderr)
+            return
+        print(f"file creation costs {cost:.0f} us per file (recent deletions?): waiting 30 s", file=sys.stderr)
+        time.sleep(30)
 
 
 def pinned(command: list[str], cpus: str) -> list[str]:

@@ -131,7 +131,7 @@ class NpzFile:
         order = "F" if info.fortran_order else "C"
         return data.reshape(info.shape, order=order)
 
-    def inflate_into(self, key: str, progress, block: int = 8 << 20) -> np.ndarray:
+    def inflate_into(self, key: str, progress, block: int = 1 << 20) -> np.ndarray:
         """Inflate an array into shared memory block by block, calling progress(array, bytes_ready) as it grows.
 
         Workers forked after the first call of progress can start on the leading items while the rest is

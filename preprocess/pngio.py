@@ -8,6 +8,7 @@ image with python-isal at level 1, which is several times faster (see benchmarks
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
@@ -20,6 +21,14 @@ _FILTER_SUB = 1
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", isal_zlib.crc32(data, isal_zlib.crc32(kind)))
+
+
+_IEND = _chunk(b"IEND", b"")
+
+
+@functools.lru_cache(maxsize=64)
+def _header(width: int, height: int, bit_depth: int, color_type: int) -> bytes:
+    return _SIGNATURE + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, bit_depth, color_type, 0, 0, 0))
 
 
 def encode_png(array: np.ndarray, level: int = 1) -> bytes:
@@ -44,6 +53,6 @@ def encode_png(array: np.ndarray, level: int = 1) -> bytes:
     filtered[:, 0] = _FILTER_SUB
     filtered[:, 1 : 1 + bytes_per_pixel] = rows[:, :bytes_per_pixel]
     np.subtract(rows[:, bytes_per_pixel:], rows[:, :-bytes_per_pixel], out=filtered[:, 1 + bytes_per_pixel :])
-    header = struct.pack(">IIBBBBB", width, height, 8 * array.dtype.itemsize, _COLOR_TYPES[channels], 0, 0, 0)
-    compressed = isal_zlib.compress(filtered.tobytes(), level)
-    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
+    compressed = isal_zlib.compress(filtered, level)
+    header = _header(width, height, 8 * array.dtype.itemsize, _COLOR_TYPES[channels])
+    return header + _chunk(b"IDAT", compressed) + _IEND

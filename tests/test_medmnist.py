@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ from PIL import Image
 
 from preprocess import steps
 from preprocess.config import settings_from_dict
-from preprocess.errors import RawDataError
+from preprocess.errors import OutputConflictError, RawDataError
 from preprocess.npzio import NpzFile, structure_problems
 from preprocess.pngio import encode_png
 from preprocess.register import observed_files
@@ -111,7 +113,7 @@ def test_structure_problems_name_key_and_expected_shape(tmp_path):
 # --- the conversion, on a raw root of our own ---------------------------------------------------------
 
 
-def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medmnist", **extra):
+def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medmnist", counts=(3, 2, 5), **extra):
     """A raw root holding the given npz files, with an override that registers their counts and MD5s."""
     raw = tmp_path / "raw"
     registry = load_registry(variants={source: size})
@@ -122,6 +124,7 @@ def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medm
             raw / "MedMNIST" / spec.paths[0],
             int(size),
             channels,
+            counts=counts,
             labels=labels,
             classes=len(_labels(registry, flag)),
             dims=spec.npz["dims"],
@@ -211,6 +214,34 @@ def test_two_workers_write_the_same_files(tmp_path):
     one, _ = _settings(tmp_path / "a", {"bloodmnist": (3, 1)})
     two, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)})
     assert _build(one, "BloodMNIST", workers=1) == _build(two, "BloodMNIST", workers=2)
+
+
+def test_three_workers_share_a_large_split_and_write_what_one_writes(tmp_path):
+    one, arrays = _settings(tmp_path / "a", {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
+    three, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
+    rows = _build(one, "BloodMNIST", workers=1)
+    assert _build(three, "BloodMNIST", workers=3) == rows
+    assert len([r for r in rows if r[1] == "file"]) == 700
+    images, labels = arrays["bloodmnist"]["test_images"], arrays["bloodmnist"]["test_labels"]
+    names = _labels(one.registry(), "bloodmnist")
+    base = tmp_path / "b" / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
+    for index in (0, 349, 699):
+        label = int(labels[index][0])
+        assert np.array_equal(_decode(base / names[label] / f"test{index}_{label}.png"), images[index])
+    assert multiprocessing.active_children() == []
+
+
+def test_a_failing_worker_stops_the_job_with_the_file_named(tmp_path):
+    settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
+    label = int(arrays["bloodmnist"]["test_labels"][500][0])
+    folder = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
+    clash = folder / _labels(settings.registry(), "bloodmnist")[label] / f"test500_{label}.png"
+    clash.parent.mkdir(parents=True)
+    clash.write_bytes(b"someone else's file")
+    with pytest.raises(OutputConflictError, match=re.escape(str(clash)) + " already exists with other content"):
+        _build(settings, "BloodMNIST", workers=3)
+    assert clash.read_bytes() == b"someone else's file"
+    assert multiprocessing.active_children() == []
 
 
 def test_3d_slices_along_axis_0_and_label_csv(tmp_path):

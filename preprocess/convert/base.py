@@ -170,33 +170,53 @@ class ConversionContext:
         self.written.append((relative, kind, detail))
 
 
-def write_output(target: Path, data: bytes, data_basedir: Path, overwrite: bool) -> tuple[str, str, str]:
-    """Write bytes atomically unless the file already holds them; return the manifest row."""
+def write_output(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> tuple[str, str, str]:
+    """Write bytes atomically unless the file already holds them; return the manifest row.
+
+    Plain os calls on text paths: this runs once per output image (millions for a full build).
+    """
+    path = os.fspath(target)
+    base = os.fspath(data_basedir).rstrip(os.sep) + os.sep
+    if not path.startswith(base):
+        raise OutputConflictError(f"{path} would land outside DATA_BASEDIR {data_basedir}")
+    relative = path[len(base) :]
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-    relative = str(target.relative_to(data_basedir))
     try:
-        if target.stat().st_size == len(data) and target.read_bytes() == data:
+        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
             return relative, "file", detail
         if not overwrite:
             raise OutputConflictError(
-                f"{target} already exists with other content; the pipeline does not overwrite it. "
+                f"{path} already exists with other content; the pipeline does not overwrite it. "
                 "Move it away, or set overwrite_existing: true to replace it"
             )
-        print(f"replacing {target}: it held other content (overwrite_existing: true)")
+        print(f"replacing {path}: it held other content (overwrite_existing: true)")
     except FileNotFoundError:
         pass
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    folder, name = os.path.split(path)
+    tmp = f"{folder}/.{name}.{os.getpid()}.part"
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
+        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return write_output(target, data, data_basedir, overwrite)
+        os.makedirs(folder, exist_ok=True)
+        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+        os.rename(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
     return relative, "file", detail
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 _CASE_CONTEXT: dict = {}

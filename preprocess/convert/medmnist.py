@@ -49,14 +49,18 @@ def plan(ctx) -> list[tuple[str, int]]:
 
 
 def _chunks(indices: list[int], workers: int) -> list[list[int]]:
-    """At least 4 chunks per worker, and at most ~512 images per chunk (steady progress lines)."""
-    pieces = max(1, min(len(indices), max(workers * 4, -(-len(indices) // 512))))
+    """Small chunks (8 per worker at least, 256 images at most) keep the workers evenly loaded to the end."""
+    pieces = max(1, min(len(indices), max(workers * 8, -(-len(indices) // 256))))
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
 def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) -> None:
-    """Load one split and run chunk_function over index chunks; with several workers, overlap the
-    (serial) inflation of the images with the encoding by forked workers that wait for their images."""
+    """Load one split and run chunk_function over index chunks.
+
+    With N workers, N - 1 forked helpers start on the first images while this process is still inflating the
+    rest (inflation is one serial deflate stream); then this process takes chunks too. Chunks are claimed
+    from a shared counter, so exactly N processes are busy at any time.
+    """
     _SHARED["placement"] = (ctx, split)
     _SHARED.pop("ready", None)
     chunks = _chunks(indices, ctx.workers) if indices else []
@@ -69,26 +73,56 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) 
                 ctx.advance(len(chunk))
             return
         context = multiprocessing.get_context("fork")
-        ready = context.Value("q", 0, lock=False)
-        running = {}
+        shared = {
+            "ready": context.Value("q", 0, lock=False),  # images inflated so far
+            "claimed": context.Value("q", 0),  # next chunk to take
+            "finished": context.Value("q", 0),  # images done, for the progress lines
+        }
+        helpers, reported = {}, [0]
+
+        def report() -> None:
+            done = shared["finished"].value
+            ctx.advance(done - reported[0])
+            reported[0] = done
 
         def progress(images: np.ndarray, nbytes: int) -> None:
-            if not running:  # the shared array exists now: fork the workers
-                _SHARED.update(images=images, ready=ready)
-                running["pool"] = context.Pool(min(ctx.workers, len(chunks)))
-                running["results"] = running["pool"].imap(chunk_function, chunks, chunksize=1)
+            if not helpers:  # the shared array exists now: fork the helpers
+                _SHARED.update(shared, images=images, chunks=chunks, function=chunk_function)
+                helpers["pool"] = context.Pool(ctx.workers - 1)
+                helpers["results"] = [helpers["pool"].apply_async(_claim_chunks) for _ in range(ctx.workers - 1)]
             item_bytes = max(1, images[0].nbytes) if len(images) else 1
-            ready.value = nbytes // item_bytes
+            shared["ready"].value = nbytes // item_bytes
+            report()
 
         try:
             archive.inflate_into(f"{split}_images", progress)
-            for chunk, records in zip(chunks, running["results"], strict=True):
-                ctx.add_records(records)
-                ctx.advance(len(chunk))
+            done = dict(_claim_chunks(on_chunk=report))
+            for result in helpers["results"]:
+                done.update(result.get())
         finally:
-            if running:
-                running["pool"].terminate()
-                running["pool"].join()
+            if helpers:
+                helpers["pool"].terminate()
+                helpers["pool"].join()
+        for number in range(len(chunks)):
+            ctx.add_records(done[number])
+        report()
+
+
+def _claim_chunks(on_chunk=None) -> list[tuple[int, list]]:
+    """Take the next unclaimed chunk until none is left; return (chunk number, manifest rows) pairs."""
+    claimed, finished, chunks = _SHARED["claimed"], _SHARED["finished"], _SHARED["chunks"]
+    results = []
+    while True:
+        with claimed.get_lock():
+            number = claimed.value
+            claimed.value += 1
+        if number >= len(chunks):
+            return results
+        results.append((number, _SHARED["function"](chunks[number])))
+        with finished.get_lock():
+            finished.value += len(chunks[number])
+        if on_chunk is not None:
+            on_chunk()
 
 
 def _wait_for(index: int) -> None:
@@ -113,21 +147,28 @@ class Unpack2D:
                 _write_label_manifest(ctx, split, spec)
 
 
-def _placements(ctx, split: str, index: int, label_row: np.ndarray) -> list[str]:
-    """Relative paths (under the split folder) where one image belongs."""
-    params = ctx.params
-    names = params["labels"]
-    values = "_".join(str(int(v)) for v in label_row)
-    file_name = params.get("name", "{split}{index}_{labels}.png").format(split=split, index=index, labels=values)
-    folder = params.get("folder", "{label}")
-    if len(label_row) == 1:
-        classes = [names[int(label_row[0])]]
-    else:
-        classes = [names[i] for i, value in enumerate(label_row) if value] or [params.get("no_finding", "no finding")]
-    return [
-        f"{folder.format(label=c, index=names.index(c) if c in names else -1).replace('/', '-')}/{file_name}"
-        for c in classes
-    ]
+class _Placer:
+    """Where each image of one split belongs (relative to the split folder), from the registry's templates."""
+
+    def __init__(self, params: dict, split: str):
+        self.split = split
+        self.names = params["labels"]
+        self.name_template = params.get("name", "{split}{index}_{labels}.png")
+        self.no_finding = params.get("no_finding", "no finding")
+        template = params.get("folder", "{label}")
+        self.folders = {
+            name: template.format(label=name, index=number).replace("/", "-") for number, name in enumerate(self.names)
+        }
+        self.folders.setdefault(self.no_finding, template.format(label=self.no_finding, index=-1).replace("/", "-"))
+
+    def __call__(self, index: int, label_row) -> list[str]:
+        values = [int(v) for v in label_row]
+        file_name = self.name_template.format(split=self.split, index=index, labels="_".join(str(v) for v in values))
+        if len(values) == 1:
+            classes = [self.names[values[0]]]
+        else:
+            classes = [self.names[i] for i, value in enumerate(values) if value] or [self.no_finding]
+        return [f"{self.folders[c]}/{file_name}" for c in classes]
 
 
 def _split_dir(ctx, split: str) -> Path:
@@ -137,17 +178,17 @@ def _split_dir(ctx, split: str) -> Path:
 def _write_2d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
     ctx, split = _SHARED["placement"]
     images, labels = _SHARED["images"], _SHARED["labels"]
-    base = _split_dir(ctx, split)
+    base = f"{_split_dir(ctx, split)}/"
+    place = _Placer(ctx.params, split)
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     records = []
     _wait_for(indices[-1])
     for index in indices:
         data = encode_png(images[index])
-        first, *others = _placements(ctx, split, index, labels[index])
-        records.append(write_output(base / first, data, data_basedir, overwrite))
+        first, *others = place(index, labels[index])
+        records.append(write_output(base + first, data, data_basedir, overwrite))
         for other in others:  # multi-label: the same file in each positive class folder
-            target = base / other
-            records.append(_link(base / first, target, data_basedir, overwrite, records[-1][2]))
+            records.append(_link(Path(base + first), Path(base + other), data_basedir, overwrite, records[-1][2]))
     return records
 
 
@@ -167,11 +208,12 @@ def _link(existing: Path, target: Path, data_basedir: Path, overwrite: bool, det
 
 def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     """split,index,path,labels for every image of the split (one row per place a multi-label image is in)."""
-    labels = _SHARED["labels"]
+    labels = _SHARED["labels"].tolist()
+    place = _Placer(ctx.params, split)
     rows = ["split,index,path,labels"]
     for index in range(spec["counts"][split]):
-        values = "_".join(str(int(v)) for v in labels[index])
-        rows += [f'{split},{index},"{p}",{values}' for p in _placements(ctx, split, index, labels[index])]
+        values = "_".join(str(v) for v in labels[index])
+        rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
     target = _split_dir(ctx, split).parent / f"labels_{split}.csv"
     atomic_write_text(target, "\n".join(rows) + "\n")
     ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(rows) - 1)))
