@@ -26,6 +26,8 @@ rule all:
     default_target: True
     input:
         "results/validation/summary.txt",
+        "results/validation/summary.html",
+        "results/check/sources.html",
         planned_contact_sheets,
 
 

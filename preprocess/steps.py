@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, reports, validate
+from preprocess import layout, reports, tables, validate
 from preprocess.convert import KINDS, ConversionContext, available, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
@@ -37,14 +37,22 @@ def make_plan(
     """Decide what is built; print the check and plan tables; write instructions for what is missing."""
     print(reports.check_table(registry, checks))
     if table_out is not None:
-        rows = ["source\tstatus\taccess\tproblems\tinstructions"]
-        for source_id, check in sorted(checks.items()):
-            problems = "; ".join(check.reasons[:3])
-            rows.append(
-                f"{source_id}\t{check.status}\t{registry.source(source_id).access}\t{problems}\t"
-                f"python -m preprocess info {source_id}"
-            )
-        atomic_write_text(table_out, "\n".join(rows) + "\n")
+        headers = ["source", "status", "access", "problems", "instructions"]
+        rows = [
+            [
+                source_id,
+                check.status,
+                registry.source(source_id).access,
+                "; ".join(check.reasons[:3]),
+                f"python -m preprocess info {source_id}",
+            ]
+            for source_id, check in sorted(checks.items())
+        ]
+        atomic_write_text(table_out, "\n".join("\t".join(row) for row in [headers, *rows]) + "\n")
+        present = sum(1 for row in rows if row[1] == "present")
+        note = f"{present} of {len(rows)} raw downloads present. The last column prints what to download and where."
+        page = tables.html_page("Raw downloads", headers, rows, note)
+        atomic_write_text(Path(table_out).with_suffix(".html"), page)
     plans = plan_subsets(registry, settings.subsets, checks)
     print()
     print(reports.plan_table(plans, checks, registry))
@@ -188,9 +196,15 @@ def summarize(
         raise PreprocessError(f"{len(failed)} task files have paths that do not resolve: {', '.join(failed)}")
     atomic_write_text(table_out, text)
     columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
-    tsv = ["task file\t" + "\t".join(columns)]
-    tsv += [r.file + "\t" + "\t".join(str(getattr(r, c)) for c in columns) for r in all_reports]
-    atomic_write_text(Path(table_out).with_suffix(".tsv"), "\n".join(tsv) + "\n")
+    rows = [[r.file] + [str(getattr(r, c)) for c in columns] for r in all_reports]
+    atomic_write_text(
+        Path(table_out).with_suffix(".tsv"),
+        "\n".join("\t".join(row) for row in [["task file", *columns], *rows]) + "\n",
+    )
+    resolved = len(all_reports) - len(failed)
+    note = f"{resolved} of {len(all_reports)} task files resolve every path; {len(skipped)} subsets not built."
+    page = tables.html_page("Validation of every task file", ["task file", *columns], rows, note)
+    atomic_write_text(Path(table_out).with_suffix(".html"), page)
     atomic_write_json(
         json_out,
         {"files": [r.row() for r in all_reports], "not_built": skipped, "skipped_items": bad_items, "failed": failed},

@@ -35,6 +35,8 @@ def test_report_holds_every_table_and_a_contact_sheet_per_built_subset(built):
     assert len(image_subsets) >= 40
     for marker in ("1. Raw downloads", "2. Validation", "3. Contact sheets", "sources.tsv", "summary.tsv"):
         assert marker in html, marker
+    for page in ("sources.html", "summary.html"):  # shown inline by the report, unlike the TSV downloads
+        assert page in html, page
     for subset in image_subsets:
         group, folder = subset.split("/")
         assert f"{folder}.png" in html, subset
@@ -58,6 +60,19 @@ def test_sources_table_lists_every_checked_source(built):
     assert rows[0] == "source\tstatus\taccess\tproblems\tinstructions"
     states = {row.split("\t")[0]: row.split("\t")[1] for row in rows[1:]}
     assert len(states) == 39 and states["aptos2019"] == "present" and states["usdata"] == "missing"
+    page = (built / "results" / "check" / "sources.html").read_text()
+    assert page.count("<tr>") == 1 + 39
+    assert '<td>usdata</td><td style="background:#fee2e2">missing</td>' in page
+    assert f"{sum(v == 'present' for v in states.values())} of 39 raw downloads present" in page
+
+
+def test_validation_page_has_a_row_per_task_file(built):
+    rows = json.loads((built / "results" / "validation" / "summary.json").read_text())["files"]
+    page = (built / "results" / "validation" / "summary.html").read_text()
+    assert page.count("<tr>") == 1 + len(rows)
+    assert f"{len(rows)} of {len(rows)} task files resolve every path" in page
+    first = rows[0]
+    assert f'<td>{first["file"]}</td><td class="n">{first["records"]}</td>' in page
 
 
 def test_status_of_the_built_demo(built, capsys):

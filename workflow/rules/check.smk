@@ -29,6 +29,11 @@ checkpoint plan:
             caption="../report/sources.rst",
             category="1. Raw downloads",
         ),
+        page=report(
+            "results/check/sources.html",
+            caption="../report/sources.rst",
+            category="1. Raw downloads",
+        ),
     log:
         "logs/plan.log",
     conda:

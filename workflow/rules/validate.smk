@@ -30,6 +30,11 @@ rule validation_summary:
             caption="../report/validation.rst",
             category="2. Validation",
         ),
+        page=report(
+            "results/validation/summary.html",
+            caption="../report/validation.rst",
+            category="2. Validation",
+        ),
     log:
         "logs/validation_summary.log",
     conda:
