@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo test slurm-test lint clean-demo
+.PHONY: demo test slurm-test lint clean-demo chromium screenshots
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: $(BIN)/snakemake $(VENV)/.reference
 slurm-test: $(BIN)/snakemake
 	bash .ci/slurm.sh start
 	MEDHEB_SLURM=1 $(BIN)/python -m pytest -s tests/test_slurm.py; status=$$?; bash .ci/slurm.sh stop; exit $$status
+
+# Debian's Chromium for the report screenshots (and their test); needs root for apt-get.
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+screenshots: $(BIN)/snakemake chromium
+	$(BIN)/python docs/screenshots.py
 
 lint: $(BIN)/snakemake
 	$(BIN)/snakemake --lint

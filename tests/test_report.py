@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -117,3 +118,23 @@ def test_status_with_one_source_removed(demo, capsys, tmp_path):
     assert "not built: raw missing" in line and "python -m preprocess info brain_tumor_mri" in line
     aptos = next(line for line in out.splitlines() if line.startswith("2D_Task/APTOS "))
     assert "not built" in aptos and "snakemake --cores 8" in aptos  # raw present, not converted yet
+
+
+def _pixels_near(shot: np.ndarray, rgb: tuple[int, int, int], tolerance: int = 8) -> int:
+    return int((np.abs(shot.astype(int) - np.array(rgb)).max(axis=-1) <= tolerance).sum())
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium package (make chromium)")
+def test_screenshots_show_each_view_of_the_report(built, tmp_path):
+    script = [sys.executable, str(REPO / "docs" / "screenshots.py"), "--workdir", str(built), "--out", str(tmp_path)]
+    subprocess.run(script, check=True, capture_output=True)
+    shots = {p.stem: np.asarray(Image.open(p).convert("RGB")) for p in tmp_path.glob("*.png")}
+    views = {"overview", "raw-downloads", "validation", "contact-sheet-ct-rate", "contact-sheet-vindr-cxr"}
+    assert set(shots) == views
+    assert all(shot.shape == (900, 1400, 3) for shot in shots.values())
+    green, header_grey = (0xD1, 0xFA, 0xE5), (0xF3, 0xF4, 0xF6)  # 'present' cells, table header
+    assert _pixels_near(shots["raw-downloads"], green) > 10_000  # the sources table is open, statuses tinted
+    assert _pixels_near(shots["validation"], header_grey, 3) > 8_000 and _pixels_near(shots["validation"], green) == 0
+    for sheet in ("contact-sheet-ct-rate", "contact-sheet-vindr-cxr"):  # images fill the main pane
+        assert (shots[sheet][:, 470:].mean(axis=-1) < 100).sum() > 10_000, sheet
+    assert (shots["overview"][:, 470:].mean(axis=-1) < 100).sum() < 5_000  # text and the rule graph only
