@@ -49,7 +49,7 @@ def file_creation_us(folder: Path, count: int = 2000) -> float:
     return (time.perf_counter() - started) / count * 1e6
 
 
-def settle(probe: Path, limit_us: float = 100.0, patience_s: float = 600.0) -> None:
+def settle(probe: Path, limit_us: float = 60.0, patience_s: float = 600.0) -> None:
     """Wait until creating a file costs less than `limit_us` again (see `fresh_folders`), at most `patience_s`."""
     started = time.monotonic()
     for attempt in itertools.count():

@@ -54,8 +54,8 @@ def _chunks(indices: list[int], workers: int) -> list[list[int]]:
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
-def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) -> None:
-    """Load one split and run chunk_function over index chunks.
+def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, labels_done=None) -> None:
+    """Load one split and run chunk_function over index chunks; call labels_done() once the split is loaded.
 
     With N workers, N - 1 forked helpers start on the first images while this process is still inflating the
     rest (inflation is one serial deflate stream); then this process takes chunks too. Chunks are claimed
@@ -68,6 +68,8 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) 
         _SHARED["labels"] = archive.array(f"{split}_labels")
         if ctx.workers <= 1 or len(chunks) <= 1:
             _SHARED["images"] = archive.array(f"{split}_images")
+            if labels_done is not None:
+                labels_done()
             for chunk in chunks:
                 ctx.add_records(chunk_function(chunk))
                 ctx.advance(len(chunk))
@@ -96,6 +98,8 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function) 
 
         try:
             archive.inflate_into(f"{split}_images", progress)
+            if labels_done is not None:  # while the helpers are busy with images
+                labels_done()
             done = dict(_claim_chunks(on_chunk=report))
             for result in helpers["results"]:
                 done.update(result.get())
@@ -142,9 +146,8 @@ class Unpack2D:
         path, spec = _archive(ctx)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            _run_split(ctx, path, split, indices, _write_2d_chunk)
-            if ctx.shard == 0:
-                _write_label_manifest(ctx, split, spec)
+            manifest = (lambda split=split: _write_label_manifest(ctx, split, spec)) if ctx.shard == 0 else None
+            _run_split(ctx, path, split, indices, _write_2d_chunk, manifest)
 
 
 class _Placer:
@@ -229,13 +232,16 @@ class Slices3D:
         path, _ = _archive(ctx)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            _run_split(ctx, path, split, indices, _write_3d_chunk)
-            if ctx.shard == 0:
-                labels = _SHARED["labels"]
-                rows = ["sample_index,label_index"] + [f"{i},{int(labels[i][0])}" for i in range(len(labels))]
-                target = ctx.subset_dir / f"{split}_labels.csv"
-                atomic_write_text(target, "\n".join(rows) + "\n")
-                ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(labels))))
+            labels_csv = (lambda split=split: _write_3d_labels(ctx, split)) if ctx.shard == 0 else None
+            _run_split(ctx, path, split, indices, _write_3d_chunk, labels_csv)
+
+
+def _write_3d_labels(ctx, split: str) -> None:
+    labels = _SHARED["labels"]
+    rows = ["sample_index,label_index"] + [f"{i},{int(labels[i][0])}" for i in range(len(labels))]
+    target = ctx.subset_dir / f"{split}_labels.csv"
+    atomic_write_text(target, "\n".join(rows) + "\n")
+    ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(labels))))
 
 
 def _write_3d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
