@@ -1,10 +1,14 @@
 """Unpack the same MedMNIST npz with this pipeline and with `python -m medmnist save`; print images/s.
 
-Both run as whole processes (start-up included), on fake archives with MedMNIST's keys, dtypes and shapes:
-a BloodMNIST-sized test split (3,421 RGB images) at 28 px, and 1,000 RGB images at 224 px. The reference
-tool also writes the train and val splits; they hold one image each here, so it does the same work.
+Fake archives with MedMNIST's keys, dtypes and shapes: a BloodMNIST-sized test split (3,421 RGB images) at
+28 px, 1,000 RGB images at 224 px, and a TissueMNIST-sized test split (47,280 gray images) at 28 px. The train
+and val splits hold one image each, so the reference tool (which writes every split) does the same work.
 
-    python benchmarks/medmnist_unpack.py [--repeats 3] [--out benchmarks/out]
+Every run is a whole process (start-up included: imports, registry, the cached raw check) writing into a new
+folder; runs are interleaved and medians reported. "unpacking s" is the pipeline's own timing of its
+conversion (the "wrote N entries in X s" line of its log): reading the npz, encoding, writing, the manifest.
+
+    python benchmarks/medmnist_unpack.py [--repeats 3] [--out benchmarks/out/medmnist] [--cases blood28,...]
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import re
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,54 +31,75 @@ from timing import fresh_folders, pinned, timed  # noqa: E402
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
 
-CASES = [("28", 3421), ("224", 1000)]
+
+@dataclass(frozen=True)
+class Case:
+    flag: str
+    subset: str
+    size: str
+    count: int
+    channels: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.subset} {self.size} px, {self.count:,} {'RGB' if self.channels == 3 else 'gray'}"
 
 
-def smooth_images(count: int, size: int, seed: int) -> np.ndarray:
+CASES = {
+    "blood28": Case("bloodmnist", "BloodMNIST", "28", 3421, 3),
+    "blood224": Case("bloodmnist", "BloodMNIST", "224", 1000, 3),
+    "tissue28": Case("tissuemnist", "TissueMNIST", "28", 47280, 1),
+}
+
+
+def smooth_images(count: int, size: int, channels: int, seed: int) -> np.ndarray:
     """Images with the smooth structure of real MedMNIST ones (noise does not compress like photos)."""
     rng = np.random.default_rng(seed)
-    coarse = rng.integers(0, 256, size=(count, 8, 8, 3)).astype(np.float32)
+    coarse = rng.integers(0, 256, size=(count, 8, 8, channels)).astype(np.float32)
     factor = -(-size // 8)
     images = np.kron(coarse, np.ones((1, factor, factor, 1), np.float32))[:, :size, :size]
     images += rng.normal(0, 6, images.shape)
-    return np.clip(images, 0, 255).astype(np.uint8)
+    images = np.clip(images, 0, 255).astype(np.uint8)
+    return images if channels == 3 else images[..., 0]
 
 
-def make_raw(root: Path, size: str, count: int) -> Path:
+def make_raw(root: Path, case: Case) -> Path:
     arrays = {}
-    for split, n in (("train", 1), ("val", 1), ("test", count)):
-        arrays[f"{split}_images"] = smooth_images(n, int(size), seed=n)
+    for split, n in (("train", 1), ("val", 1), ("test", case.count)):
+        arrays[f"{split}_images"] = smooth_images(n, int(case.size), case.channels, seed=n)
         arrays[f"{split}_labels"] = (np.arange(n) % 8).reshape(-1, 1).astype(np.uint8)
-    name = "bloodmnist.npz" if size == "28" else f"bloodmnist_{size}.npz"
+    name = f"{case.flag}.npz" if case.size == "28" else f"{case.flag}_{case.size}.npz"
     (root / "raw" / "MedMNIST").mkdir(parents=True, exist_ok=True)
     np.savez_compressed(root / "raw" / "MedMNIST" / name, **arrays)
-    registry = load_registry(variants={"medmnist": size})
+    registry = load_registry(variants={"medmnist": case.size})
     files, _ = observed_files(registry.source("medmnist"), root / "raw")
     (root / "overrides.yaml").write_text(yaml.safe_dump({"sources": {"medmnist": {"files": files}}}))
     config = {
         "raw_root": str(root / "raw"),
         "data_basedir": str(root / "DATA"),
-        "subsets": ["BloodMNIST"],
+        "subsets": [case.subset],
         "registry_overrides": str(root / "overrides.yaml"),
-        "source_variants": {"medmnist": size},
+        "source_variants": {"medmnist": case.size},
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     return root
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "medmnist")
+    parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of: {', '.join(CASES)}")
     args = parser.parse_args()
     rows = []
     with fresh_folders(args.out / "outputs") as folders:  # one deletion at the very end: see timing.py
-        for size, count in CASES:
-            root = make_raw(args.out / f"size{size}", size, count)
+        for key in args.cases.split(","):
+            case = CASES[key]
+            root = make_raw(args.out / key, case)
             runs = {  # output folder -> command
-                "medmnist save (1 core)": lambda out, r=root, s=size: pinned(reference(r, s, out), "0"),
-                "pipeline, 1 worker (1 core)": lambda out, r=root: pinned(pipeline(r, out, 1), "0"),
-                "pipeline, 2 workers (2 cores)": lambda out, r=root: pinned(pipeline(r, out, 2), "0,1"),
+                "medmnist save (1 core)": lambda out, r=root, c=case: pinned(reference(r, c, out), "0"),
+                "pipeline, 1 worker (1 core)": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 1), "0"),
+                "pipeline, 2 workers (2 cores)": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 2), "0,1"),
             }
             seconds = {name: [] for name in runs}
             unpacking = {name: [] for name in runs}
@@ -85,25 +111,25 @@ def main() -> None:
                     wall, log = timed(command(next(folders)))
                     seconds[name].append(wall)
                     unpacking[name].append(build_seconds(log))
-            rows += table_rows(f"{size} px, {count} RGB", count, seconds, unpacking)
+            rows += table_rows(case.label, case.count, seconds, unpacking)
     print("| images | tool | whole process s | images/s | vs medmnist | vs 1 worker | unpacking s | vs 1 worker |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
 
 
-def pipeline(root: Path, out: Path, workers: int) -> list[str]:
+def pipeline(root: Path, case: Case, out: Path, workers: int) -> list[str]:
     return [
-        *(sys.executable, "-m", "preprocess", "convert", "BloodMNIST"),
+        *(sys.executable, "-m", "preprocess", "convert", case.subset),
         *("--config", str(root / "config.yaml"), "--data-basedir", str(out / "DATA")),
         *("--results", str(root / "results"), "--workers", str(workers)),
     ]
 
 
-def reference(root: Path, size: str, out: Path) -> list[str]:
-    command = [sys.executable, "-m", "medmnist", "save", "--flag=bloodmnist", f"--folder={out}", "--postfix=png"]
+def reference(root: Path, case: Case, out: Path) -> list[str]:
+    command = [sys.executable, "-m", "medmnist", "save", f"--flag={case.flag}", f"--folder={out}", "--postfix=png"]
     command.append(f"--root={root / 'raw' / 'MedMNIST'}")
-    return command if size == "28" else [*command, f"--size={size}"]
+    return command if case.size == "28" else [*command, f"--size={case.size}"]
 
 
 def build_seconds(log: str) -> float | None:
