@@ -49,8 +49,8 @@ def plan(ctx) -> list[tuple[str, int]]:
 
 
 def _chunks(indices: list[int], workers: int) -> list[list[int]]:
-    """Small chunks (8 per worker at least, 256 images at most) keep the workers evenly loaded to the end."""
-    pieces = max(1, min(len(indices), max(workers * 8, -(-len(indices) // 256))))
+    """Small chunks (8 per worker at least, 64 images at most) keep the workers evenly loaded to the end."""
+    pieces = max(1, min(len(indices), max(workers * 8, -(-len(indices) // 64))))
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
