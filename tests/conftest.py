@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def demo(tmp_path, demo_template) -> Path:
     return target
 
 
-def demo_settings(demo: Path, **overrides):
+def demo_values(demo: Path, **overrides) -> dict:
+    """Config values that point at a demo copy (its raw root, DATA_BASEDIR and registry overrides)."""
     values = {
         "raw_root": str(demo / "raw"),
         "data_basedir": str(demo / "DATA_BASEDIR"),
@@ -34,7 +36,17 @@ def demo_settings(demo: Path, **overrides):
         "subsets": "all",
     }
     values.update(overrides)
-    return settings_from_dict(values)
+    return values
+
+
+def demo_settings(demo: Path, **overrides):
+    return settings_from_dict(demo_values(demo, **overrides))
+
+
+def demo_config_file(demo: Path, path: Path, **overrides) -> Path:
+    """Write the demo's config values (JSON is YAML) to `path` for the CLI's --config."""
+    path.write_text(json.dumps(demo_values(demo, **overrides)))
+    return path
 
 
 @pytest.fixture

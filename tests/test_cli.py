@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from conftest import demo_config_file
 from preprocess.cli import main
 
 
@@ -77,18 +78,7 @@ def test_bad_shard_and_unknown_subset(demo, tmp_path, capsys):
 
 
 def _config(demo, tmp_path):
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        json.dumps(
-            {
-                "raw_root": str(demo / "raw"),
-                "data_basedir": str(demo / "DATA_BASEDIR"),
-                "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": "all",
-            }
-        )
-    )
-    return path
+    return demo_config_file(demo, tmp_path / "config.yaml")
 
 
 def test_readme_subset_table_matches_the_registry(capsys):

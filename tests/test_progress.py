@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import io
-import json
 import os
 import pty
 import re
@@ -13,7 +12,7 @@ import subprocess
 import sys
 import termios
 
-from conftest import REPO
+from conftest import REPO, demo_config_file
 from preprocess.progress import Progress
 
 LINE = re.compile(
@@ -66,18 +65,7 @@ def test_a_bar_instead_of_lines_on_a_terminal():
 
 
 def _convert_blood(demo, tmp_path, stderr) -> subprocess.CompletedProcess:
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "raw_root": str(demo / "raw"),
-                "data_basedir": str(demo / "DATA_BASEDIR"),
-                "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": "all",
-                "progress_interval": 0,
-            }
-        )
-    )
+    config = demo_config_file(demo, tmp_path / "config.yaml", progress_interval=0)
     command = [sys.executable, "-m", "preprocess", "convert", "BloodMNIST", "--config", str(config)]
     command += ["--results", str(tmp_path / "results")]
     return subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True, check=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from conftest import demo_settings
+from conftest import demo_config_file, demo_settings
 from preprocess.cli import main
 from preprocess.fsutil import ChecksumCache, file_digest
 from preprocess.rawcheck import check_source, fingerprint
@@ -97,17 +95,7 @@ def test_fingerprint_changes_when_a_file_is_added_or_removed(demo, settings):
 
 def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     (demo / "raw" / "PubMedQA" / "ori_pqal.json").unlink()
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "raw_root": str(demo / "raw"),
-                "data_basedir": str(demo / "DATA_BASEDIR"),
-                "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": ["PubMedQA", "APTOS", "USData"],
-            }
-        )
-    )
+    config = demo_config_file(demo, tmp_path / "config.yaml", subsets=["PubMedQA", "APTOS", "USData"])
     code = main(["check", "--config", str(config), "--results", str(tmp_path / "results"), "--strict"])
     out = capsys.readouterr().out
     assert code == 1

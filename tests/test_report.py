@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO
+from conftest import REPO, demo_config_file
 from preprocess.cli import main
 from preprocess.contact import grid_size
 
@@ -100,17 +100,7 @@ def test_status_of_the_built_demo(built, capsys):
 
 
 def test_status_with_one_source_removed(demo, capsys, tmp_path):
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "raw_root": str(demo / "raw"),
-                "data_basedir": str(demo / "DATA_BASEDIR"),
-                "registry_overrides": str(demo / "registry-overrides.yaml"),
-                "subsets": "all",
-            }
-        )
-    )
+    config = demo_config_file(demo, tmp_path / "config.yaml")
     shutil.rmtree(demo / "raw" / "brain-tumor-mri-dataset")
     main(["status", str(demo / "DATA_BASEDIR"), "--config", str(config), "--results", str(tmp_path / "r")])
     out = capsys.readouterr().out
