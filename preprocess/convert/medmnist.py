@@ -48,9 +48,11 @@ def plan(ctx) -> list[tuple[str, int]]:
     return [(split, index) for split in ctx.params.get("splits", ["test"]) for index in range(spec["counts"][split])]
 
 
-def _chunks(indices: list[int], workers: int) -> list[list[int]]:
-    """Small chunks (8 per worker at least, 64 images at most) keep the workers evenly loaded to the end."""
-    pieces = max(1, min(len(indices), max(workers * 8, -(-len(indices) // 64))))
+def _chunks(indices: list[int], workers: int, item_bytes: int) -> list[list[int]]:
+    """Small chunks keep the workers evenly loaded to the end: 8 per worker at least, and at most 64 images
+    or 1 MiB of pixels (6 images at 224 px RGB), so that helpers start as soon as the first MiB is inflated."""
+    largest = max(1, min(64, (1 << 20) // max(1, item_bytes)))
+    pieces = max(1, min(len(indices), max(workers * 8, -(-len(indices) // largest))))
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
@@ -63,8 +65,10 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
     """
     _SHARED["placement"] = (ctx, split)
     _SHARED.pop("ready", None)
-    chunks = _chunks(indices, ctx.workers) if indices else []
     with NpzFile(path) as archive:
+        info = archive.info(f"{split}_images")
+        item_bytes = int(np.prod(info.shape[1:], dtype=np.int64)) * info.dtype.itemsize
+        chunks = _chunks(indices, ctx.workers, item_bytes) if indices else []
         _SHARED["labels"] = archive.array(f"{split}_labels")
         if ctx.workers <= 1 or len(chunks) <= 1:
             _SHARED["images"] = archive.array(f"{split}_images")
