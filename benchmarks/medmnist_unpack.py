@@ -111,6 +111,7 @@ def main() -> None:
                     wall, log = timed(command(next(folders)))
                     seconds[name].append(wall)
                     unpacking[name].append(build_seconds(log))
+                    print(f"{key} {name}: {wall:.2f} s whole, {unpacking[name][-1]} s unpacking", file=sys.stderr)
             rows += table_rows(case.label, case.count, seconds, unpacking)
     print("| images | tool | whole process s | images/s | vs medmnist | vs 1 worker | unpacking s | vs 1 worker |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

@@ -21,22 +21,47 @@ def timed(command: list[str]) -> tuple[float, str]:
     return time.perf_counter() - started, done.stderr + done.stdout
 
 
+# ext4 without a journal (this machine's disk) will not reuse an inode freed less than 60 s ago, or 360 s
+# while its inode table block is dirty (RECENTCY_MIN, RECENTCY_DIRTY in fs/ext4/ialloc.c), and looks each
+# one up as it skips it. Here file creation stayed slow (110-450 us) for 6 minutes after `rm -rf` + `sync`.
+DELETION_QUIET_S = 370
+
+
 @contextlib.contextmanager
 def fresh_folders(parent: Path):
     """A generator of new, never-used output folders under `parent`; all are deleted at the end.
 
-    Deleting a tree and writing it again at once measures the file system, not the tool: for a minute or
-    more after a mass deletion, ext4 checks the recently freed inodes on every file it creates
-    (`recently_deleted` in `ext4_create`), which raised the cost of creating a small file here from ~40 us
-    to ~800 us. So every run writes to a new folder and the deletion waits until all runs are timed.
+    Deleting a tree and writing it again at once measures the file system, not the tool: after a mass
+    deletion, ext4 checks the recently freed inodes on every file it creates (`recently_deleted` in
+    `ext4_create`), which raised the cost of creating a small file here from ~35 us to ~800 us. So every run
+    writes to a new folder, the deletion waits until all runs are timed, and its time is noted, so that the
+    next benchmark waits until DELETION_QUIET_S have passed.
     """
     parent.mkdir(parents=True, exist_ok=True)
+    wait_after_deletion(parent / ".last-deletion")
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=parent))  # never delete first: that would slow the runs
     try:
         settle(runs / "probe")
         yield (runs / f"run-{n}" for n in itertools.count())
     finally:
         shutil.rmtree(runs, ignore_errors=True)
+        os.sync()
+        (parent / ".last-deletion").write_text(f"{time.time()}\n")
+
+
+def wait_after_deletion(marker: Path) -> None:
+    """Write back earlier deletions, then wait until the last one noted in `marker` is DELETION_QUIET_S old."""
+    os.sync()
+    try:
+        left = float(marker.read_text()) + DELETION_QUIET_S - time.time()
+    except (FileNotFoundError, ValueError):
+        return
+    if left > 0:
+        print(
+            f"the last benchmark deleted its runs {DELETION_QUIET_S - left:.0f} s ago: waiting {left:.0f} s",
+            file=sys.stderr,
+        )
+        time.sleep(left)
 
 
 def file_creation_us(folder: Path, count: int = 2000) -> float:

@@ -6,6 +6,7 @@ import io
 import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,8 @@ from PIL import Image
 
 from preprocess import steps
 from preprocess.config import settings_from_dict
-from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.convert import medmnist
+from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.npzio import NpzFile, structure_problems
 from preprocess.pngio import encode_png
 from preprocess.register import observed_files
@@ -241,6 +243,24 @@ def test_a_failing_worker_stops_the_job_with_the_file_named(tmp_path):
     with pytest.raises(OutputConflictError, match=re.escape(str(clash)) + " already exists with other content"):
         _build(settings, "BloodMNIST", workers=3)
     assert clash.read_bytes() == b"someone else's file"
+    assert multiprocessing.active_children() == []
+
+
+def test_a_killed_helper_stops_the_job_instead_of_hanging(tmp_path, monkeypatch):
+    settings, _ = _settings(tmp_path, {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
+    job = os.getpid()
+    write_chunk = medmnist._write_2d_chunk
+
+    def killed_in_a_helper(indices):
+        if os.getpid() != job:  # as the out-of-memory killer would
+            os.kill(os.getpid(), signal.SIGKILL)
+        return write_chunk(indices)
+
+    monkeypatch.setattr(medmnist, "_write_2d_chunk", killed_in_a_helper)
+    archive = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz"
+    expected = f"{archive}: a helper process stopped without its results (exit code -9)"
+    with pytest.raises(PreprocessError, match=re.escape(expected)):
+        _build(settings, "BloodMNIST", workers=2)
     assert multiprocessing.active_children() == []
 
 

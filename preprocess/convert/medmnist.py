@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.convert.base import write_output
-from preprocess.errors import RawDataError
+from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_text
 from preprocess.npzio import NpzFile, structure_problems
 from preprocess.pngio import encode_png
@@ -84,7 +84,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             "claimed": context.Value("q", 0),  # next chunk to take
             "finished": context.Value("q", 0),  # images done, for the progress lines
         }
-        helpers, reported = {}, [0]
+        helpers, reported = [], [0]
 
         def report() -> None:
             done = shared["finished"].value
@@ -94,8 +94,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
         def progress(images: np.ndarray, nbytes: int) -> None:
             if not helpers:  # the shared array exists now: fork the helpers
                 _SHARED.update(shared, images=images, chunks=chunks, function=chunk_function)
-                helpers["pool"] = context.Pool(ctx.workers - 1)
-                helpers["results"] = [helpers["pool"].apply_async(_claim_chunks) for _ in range(ctx.workers - 1)]
+                helpers.append(_Helpers(context, ctx.workers - 1))
             item_bytes = max(1, images[0].nbytes) if len(images) else 1
             shared["ready"].value = nbytes // item_bytes
             report()
@@ -105,15 +104,65 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             if labels_done is not None:  # while the helpers are busy with images
                 labels_done()
             done = dict(_claim_chunks(on_chunk=report))
-            for result in helpers["results"]:
-                done.update(result.get())
+            done.update(helpers[0].results(path))
         finally:
-            if helpers:
-                helpers["pool"].terminate()
-                helpers["pool"].join()
+            for group in helpers:
+                group.stop()
         for number in range(len(chunks)):
             ctx.add_records(done[number])
         report()
+
+
+class _Helpers:
+    """Forked processes that claim chunks as this one does and send their rows back through a pipe each.
+
+    Plain processes rather than a multiprocessing.Pool: a Pool replaces a worker that was killed (by the
+    out-of-memory killer, say) and waits for its result forever; here the pipe's end tells at once.
+    """
+
+    def __init__(self, context, count: int):
+        self.members = []
+        for _ in range(count):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(target=_help, args=(sender,), daemon=True)
+            process.start()
+            sender.close()
+            self.members.append((process, receiver))
+
+    def results(self, path: Path) -> dict[int, list]:
+        done = {}
+        for process, receiver in self.members:
+            try:
+                outcome = receiver.recv()
+            except EOFError:
+                process.join()
+                raise PreprocessError(
+                    f"{path}: a helper process stopped without its results (exit code {process.exitcode}); "
+                    "run the job again, with fewer workers if memory ran out"
+                ) from None
+            if isinstance(outcome, BaseException):
+                raise outcome
+            done.update(outcome)
+        return done
+
+    def stop(self) -> None:
+        for process, receiver in self.members:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+            receiver.close()
+
+
+def _help(sender) -> None:
+    """In a helper: claim chunks until none is left; send the rows, or the exception that stopped it."""
+    try:
+        outcome = _claim_chunks()
+    except BaseException as exc:  # raised again in the job's own process
+        outcome = exc
+    try:
+        sender.send(outcome)
+    except Exception:  # an exception that cannot be pickled
+        sender.send(PreprocessError(f"a helper process failed: {outcome!r}"))
 
 
 def _claim_chunks(on_chunk=None) -> list[tuple[int, list]]:
@@ -167,15 +216,21 @@ class _Placer:
             name: template.format(label=name, index=number).replace("/", "-") for number, name in enumerate(self.names)
         }
         self.folders.setdefault(self.no_finding, template.format(label=self.no_finding, index=-1).replace("/", "-"))
+        self._by_labels: dict[tuple[int, ...], tuple[str, list[str]]] = {}  # label values -> text, folders
 
-    def __call__(self, index: int, label_row) -> list[str]:
-        values = [int(v) for v in label_row]
-        file_name = self.name_template.format(split=self.split, index=index, labels="_".join(str(v) for v in values))
+    def __call__(self, index: int, values: tuple[int, ...]) -> list[str]:
+        """The places of image `index` whose label values are `values` (a tuple of ints)."""
+        labels, folders = self._by_labels.get(values) or self._place_labels(values)
+        file_name = self.name_template.format(split=self.split, index=index, labels=labels)
+        return [f"{folder}/{file_name}" for folder in folders]
+
+    def _place_labels(self, values: tuple[int, ...]) -> tuple[str, list[str]]:
         if len(values) == 1:
             classes = [self.names[values[0]]]
         else:
             classes = [self.names[i] for i, value in enumerate(values) if value] or [self.no_finding]
-        return [f"{self.folders[c]}/{file_name}" for c in classes]
+        self._by_labels[values] = "_".join(str(v) for v in values), [self.folders[c] for c in classes]
+        return self._by_labels[values]
 
 
 def _split_dir(ctx, split: str) -> Path:
@@ -192,7 +247,7 @@ def _write_2d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
     _wait_for(indices[-1])
     for index in indices:
         data = encode_png(images[index])
-        first, *others = place(index, labels[index])
+        first, *others = place(index, tuple(labels[index].tolist()))
         records.append(write_output(base + first, data, data_basedir, overwrite))
         for other in others:  # multi-label: the same file in each positive class folder
             records.append(_link(Path(base + first), Path(base + other), data_basedir, overwrite, records[-1][2]))
@@ -215,7 +270,7 @@ def _link(existing: Path, target: Path, data_basedir: Path, overwrite: bool, det
 
 def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     """split,index,path,labels for every image of the split (one row per place a multi-label image is in)."""
-    labels = _SHARED["labels"].tolist()
+    labels = [tuple(row) for row in _SHARED["labels"].tolist()]
     place = _Placer(ctx.params, split)
     rows = ["split,index,path,labels"]
     for index in range(spec["counts"][split]):
