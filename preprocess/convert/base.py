@@ -309,7 +309,7 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
         finally:
             ctx.progress.close()
     ctx.written.sort()
-    ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.2f} s")
+    ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.3f} s")
     if ctx.problems:
         ctx.log(f"{len(ctx.problems)} bad items skipped (on_bad_input: skip), listed in the manifest")
     if manifest is not None:
