@@ -84,7 +84,8 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             "claimed": context.Value("q", 0),  # next chunk to take
             "finished": context.Value("q", 0),  # images done, for the progress lines
         }
-        helpers, reported = [], [0]
+        helpers: list[_Helpers] = []  # filled once the shared array exists
+        reported = [0]
 
         def report() -> None:
             done = shared["finished"].value
@@ -95,8 +96,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             if not helpers:  # the shared array exists now: fork the helpers
                 _SHARED.update(shared, images=images, chunks=chunks, function=chunk_function)
                 helpers.append(_Helpers(context, ctx.workers - 1))
-            item_bytes = max(1, images[0].nbytes) if len(images) else 1
-            shared["ready"].value = nbytes // item_bytes
+            shared["ready"].value = nbytes // max(1, item_bytes)
             report()
 
         try:
