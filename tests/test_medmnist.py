@@ -6,6 +6,7 @@ import io
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,6 +49,34 @@ def test_png_round_trip(shape, dtype, mode):
     with Image.open(io.BytesIO(data)) as image:
         assert image.mode == mode
         assert np.array_equal(np.array(image), array)
+
+
+_STRUCTURED_IMAGE = """
+import sys
+import numpy as np
+from preprocess.pngio import encode_png
+rng = np.random.default_rng(7)
+blocks = np.kron(rng.integers(0, 200, (28, 28)), np.ones((8, 8), np.int64))
+image = (blocks + rng.integers(0, 4, blocks.shape)).astype(np.uint8)
+sys.stdout.buffer.write(encode_png(image))
+"""
+
+
+def test_png_bytes_are_the_same_in_every_process():
+    """Resumed runs compare bytes, so the same pixels must encode to the same bytes in any process, on any CPU."""
+    cpus = sorted(os.sched_getaffinity(0))[:4]
+    outputs = set()
+    for cpu in cpus:
+        command = [sys.executable, "-c", _STRUCTURED_IMAGE]
+        done = subprocess.run(
+            ["taskset", "-c", str(cpu), *command] if shutil.which("taskset") else command,
+            capture_output=True,
+            check=True,
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    with Image.open(io.BytesIO(outputs.pop())) as image:
+        assert image.size == (224, 224)
 
 
 def test_png_rejects_what_it_cannot_write():
