@@ -25,6 +25,7 @@ def timed(command: list[str]) -> tuple[float, str]:
 # while its inode table block is dirty (RECENTCY_MIN, RECENTCY_DIRTY in fs/ext4/ialloc.c), and looks each
 # one up as it skips it. Here file creation stayed slow (110-450 us) for 6 minutes after `rm -rf` + `sync`.
 DELETION_QUIET_S = 370
+DELETION_MARKER = Path(__file__).resolve().parent / "out" / ".last-deletion"  # shared by all benchmarks
 
 
 @contextlib.contextmanager
@@ -38,7 +39,7 @@ def fresh_folders(parent: Path):
     next benchmark waits until DELETION_QUIET_S have passed.
     """
     parent.mkdir(parents=True, exist_ok=True)
-    wait_after_deletion(parent / ".last-deletion")
+    wait_after_deletion(DELETION_MARKER)
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=parent))  # never delete first: that would slow the runs
     try:
         settle(runs / "probe")
@@ -46,7 +47,7 @@ def fresh_folders(parent: Path):
     finally:
         shutil.rmtree(runs, ignore_errors=True)
         os.sync()
-        (parent / ".last-deletion").write_text(f"{time.time()}\n")
+        DELETION_MARKER.write_text(f"{time.time()}\n")
 
 
 def wait_after_deletion(marker: Path) -> None:
