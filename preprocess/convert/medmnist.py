@@ -84,7 +84,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             "claimed": context.Value("q", 0),  # next chunk to take
             "finished": context.Value("q", 0),  # images done, for the progress lines
         }
-        helpers: list[_Helpers] = []  # filled once the shared array exists
+        helpers = None  # started once the shared array exists
         reported = [0]
 
         def report() -> None:
@@ -93,9 +93,10 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             reported[0] = done
 
         def progress(images: np.ndarray, nbytes: int) -> None:
-            if not helpers:  # the shared array exists now: fork the helpers
+            nonlocal helpers
+            if helpers is None:  # the shared array exists now: fork the helpers
                 _SHARED.update(shared, images=images, chunks=chunks, function=chunk_function)
-                helpers.append(_Helpers(context, ctx.workers - 1))
+                helpers = _Helpers(context, ctx.workers - 1)
             shared["ready"].value = nbytes // max(1, item_bytes)
             report()
 
@@ -104,10 +105,10 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, 
             if labels_done is not None:  # while the helpers are busy with images
                 labels_done()
             done = dict(_claim_chunks(on_chunk=report))
-            done.update(helpers[0].results(path))
+            done.update(helpers.results(path))
         finally:
-            for group in helpers:
-                group.stop()
+            if helpers is not None:
+                helpers.stop()
         for number in range(len(chunks)):
             ctx.add_records(done[number])
         report()
@@ -220,11 +221,14 @@ class _Placer:
 
     def __call__(self, index: int, values: tuple[int, ...]) -> list[str]:
         """The places of image `index` whose label values are `values` (a tuple of ints)."""
-        labels, folders = self._by_labels.get(values) or self._place_labels(values)
+        labels, folders = self.labels(values)
         file_name = self.name_template.format(split=self.split, index=index, labels=labels)
         return [f"{folder}/{file_name}" for folder in folders]
 
-    def _place_labels(self, values: tuple[int, ...]) -> tuple[str, list[str]]:
+    def labels(self, values: tuple[int, ...]) -> tuple[str, list[str]]:
+        """The label values as file names write them ("0_1_0") and the class folders they place an image in."""
+        if values in self._by_labels:
+            return self._by_labels[values]
         if len(values) == 1:
             classes = [self.names[values[0]]]
         else:
@@ -274,7 +278,7 @@ def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     place = _Placer(ctx.params, split)
     rows = ["split,index,path,labels"]
     for index in range(spec["counts"][split]):
-        values = "_".join(str(v) for v in labels[index])
+        values = place.labels(labels[index])[0]
         rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
     target = _split_dir(ctx, split).parent / f"labels_{split}.csv"
     atomic_write_text(target, "\n".join(rows) + "\n")
