@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from preprocess.convert import available
 from preprocess.errors import RawDataError
 from preprocess.rawcheck import SourceCheck, subset_missing
 from preprocess.registry import Registry
@@ -28,20 +27,12 @@ def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck]) 
         if subset.is_text:
             plans.append(SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert"))
             continue
-        missing_kinds = sorted({c.kind for c in subset.conversions if not available(c.kind)})
-        none_available = len(missing_kinds) == len({c.kind for c in subset.conversions})
         problems = subset_missing(registry, subset, checks)
-        reasons, instructions = [], {}
         if problems:
             bad = sorted({p.split(":")[0] for p in problems})
-            reasons.append(f"raw {'/'.join(sorted({checks[s].status for s in bad}))}")
+            reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
             instructions = {s: checks[s].instructions for s in bad}
-        if missing_kinds and (problems or none_available):
-            reasons.append(f"conversion not available yet: {', '.join(missing_kinds)}")
-        if reasons:
-            plans.append(SubsetPlan(subset.key, SKIP, "; ".join(reasons), problems, instructions))
-        elif missing_kinds:  # built in part: validation reports the paths the missing kinds would make
-            plans.append(SubsetPlan(subset.key, BUILD, f"partial: {', '.join(missing_kinds)} not available yet"))
+            plans.append(SubsetPlan(subset.key, SKIP, reason, problems, instructions))
         else:
             plans.append(SubsetPlan(subset.key, BUILD))
     if selection != "all":

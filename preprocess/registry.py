@@ -97,9 +97,20 @@ class Subset:
 
 
 @dataclass(frozen=True)
+class Kind:
+    """A conversion kind as kinds.yaml declares it."""
+
+    name: str
+    module: str | None  # "package.module" or "package.module:Attribute"; None: nothing to convert
+    resources: dict = field(hash=False, compare=False)
+    params: dict = field(hash=False, compare=False)  # JSON schema of the params
+
+
+@dataclass(frozen=True)
 class Registry:
     sources: dict[str, Source]
     subsets: tuple[Subset, ...]
+    kinds: dict[str, Kind] = field(default_factory=dict, hash=False, compare=False)
 
     def subset(self, name: str) -> Subset:
         """Look a subset up by 'group/folder', or by a folder name that only one group has."""
@@ -260,9 +271,42 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
         raise RegistryError(f"source_variants names unknown sources: {sorted(unknown)}")
     sources = {sid: _source(sid, raw, variants.get(sid)) for sid, raw in document["sources"].items()}
     subsets = tuple(_subset(raw) for raw in document["subsets"])
-    registry = Registry(sources, subsets)
+    registry = Registry(sources, subsets, load_kinds())
     _check_references(registry)
+    for subset in subsets:
+        for conversion in subset.conversions:
+            check_params(registry.kinds, subset.key, conversion)
     return registry
+
+
+@functools.cache
+def load_kinds() -> dict[str, Kind]:
+    """The conversion kinds of kinds.yaml, each parameter schema resolved against the file's $defs."""
+    document = _read_yaml(REGISTRY_DIR / "kinds.yaml")
+    definitions = document.get("$defs", {})
+    return {
+        name: Kind(name, raw["module"], dict(raw["resources"]), {**raw["params"], "$defs": definitions})
+        for name, raw in document["kinds"].items()
+    }
+
+
+def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion) -> None:
+    """Raise naming the subset, the conversion and the key when params do not fit the kind's schema."""
+    where = f"{subset_key}/{conversion.name}"
+    if conversion.kind not in kinds:
+        raise RegistryError(f"{where}: unknown conversion kind {conversion.kind!r}{did_you_mean(conversion.kind, kinds)}")
+    schema = kinds[conversion.kind].params
+    known = list(schema.get("properties", {}))
+    for key in conversion.params:
+        if key not in known:
+            raise RegistryError(
+                f"{where}: unknown parameter {key!r} of kind {conversion.kind}{did_you_mean(key, known)} "
+                f"(it takes: {', '.join(known) or 'none'})"
+            )
+    validator = jsonschema.Draft202012Validator(schema)
+    for problem in sorted(validator.iter_errors(conversion.params), key=lambda e: list(e.absolute_path)):
+        key = "/".join(map(str, problem.absolute_path)) or "params"
+        raise RegistryError(f"{where}: parameter {key!r}: {problem.message[:300]}")
 
 
 def _apply_overrides(document: dict, path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from preprocess import layout, reports, tables, validate
-from preprocess.convert import KINDS, ConversionContext, available, run_conversion
+from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
@@ -100,19 +100,15 @@ def convert(
         raise RawDataError(
             explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
         )
-    conversions = [c for c in named if available(c.kind)]
-    if not conversions:
-        kinds = ", ".join(sorted({c.kind for c in named}))
-        raise PreprocessError(f"{subset.key}: conversion kind {kinds} is not available in this version")
     written = []
-    for conversion in conversions:
+    for conversion in named:
         target = manifest
         if target is None and results is not None:
             target = layout.shard_manifest(results, subset, conversion.name, shard, shards)
         ctx = ConversionContext(
             registry, settings, subset, conversion, shard, shards, workers=workers, progress_bar=progress_bar
         )
-        written += run_conversion(ctx, KINDS, target)
+        written += run_conversion(ctx, kind_module(registry.kinds[conversion.kind]), target)
     return written
 
 

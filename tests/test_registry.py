@@ -99,3 +99,23 @@ def test_override_file_is_schema_checked(tmp_path):
     bad.write_text(yaml.safe_dump({"sources": {"aptos2019": {"files": [{"path": "../train.csv"}]}}}))
     with pytest.raises(RegistryError, match=r"does not match"):
         load_registry(bad)
+
+
+def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path, monkeypatch):
+    import yaml
+
+    from preprocess import registry as registry_module
+
+    document = yaml.safe_load((registry_module.REGISTRY_DIR / "subsets.yaml").read_text())
+    kvasir = next(s for s in document["subsets"] if s["folder"] == "Kvasir")
+    kvasir["conversions"][0]["params"]["taregt"] = kvasir["conversions"][0]["params"].pop("target")
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    for name in ("sources.yaml", "kinds.yaml"):
+        (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text())
+    (folder / "subsets.yaml").write_text(yaml.safe_dump(document))
+    monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
+    registry_module.load_kinds.cache_clear()
+    with pytest.raises(RegistryError, match=r"2D_Task/Kvasir/image_folder: unknown parameter 'taregt'.*did you mean.*target"):
+        registry_module.load_registry()
+    registry_module.load_kinds.cache_clear()

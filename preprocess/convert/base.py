@@ -256,14 +256,8 @@ def _label(item) -> str:
     return str(getattr(item, "source", item))
 
 
-def run_conversion(ctx: ConversionContext, kinds: dict, manifest: Path | None = None) -> list:
+def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None) -> list:
     """Plan, build this shard, write the manifest last (it doubles as the done-marker)."""
-    module = kinds.get(ctx.conversion.kind)
-    if module is None:
-        raise PreprocessError(
-            f"{ctx.subset.key}: conversion kind {ctx.conversion.kind!r} is not available in this version "
-            f"(available: {', '.join(sorted(kinds))})"
-        )
     with _exclusive(ctx):
         return _run_locked(ctx, module, manifest)
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from preprocess import layout, validate
 from preprocess.config import settings_from_dict
-from preprocess.convert import available
 from preprocess.demo import write_demo
 from preprocess.rawcheck import fingerprint
 
@@ -18,21 +17,6 @@ REGISTRY = SETTINGS.registry()
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 ENTRY = "../scripts/step.py"
-
-# Threads, memory (MB) and minutes per job of each conversion kind at the first attempt; retries scale
-# memory and time. MedMNIST+ 224 test splits reach 2 GB in memory (TissueMNIST: 47,280 images).
-KIND_RESOURCES = {
-    "image_folder": (1, 1000, 60),
-    "symlink_farm": (1, 500, 10),
-    "npz_unpack_2d": (4, 8000, 60),
-    "npz_slices_3d": (4, 4000, 60),
-    "volume_slices": (2, 6000, 240),
-    "drr": (2, 8000, 240),
-    "parquet_extract": (1, 2000, 120),
-    "archive_extract": (1, 2000, 120),
-    "mask_bbox_crop": (1, 4000, 120),
-    "annotation_crop": (1, 4000, 240),
-}
 
 
 wildcard_constraints:
@@ -65,8 +49,8 @@ def shard_count(subset, conversion):
 def conversion_manifests(subset):
     manifests = []
     for conversion in subset.conversions:
-        if not available(conversion.kind):
-            continue
+        if REGISTRY.kinds[conversion.kind].module is None:
+            continue  # text subsets: nothing to convert
         shards = shard_count(subset, conversion)
         manifests += [
             str(layout.shard_manifest(RESULTS, subset, conversion.name, i, shards))
@@ -83,8 +67,12 @@ def conversion_resources(wildcards, attempt=1):
     """(threads, mem_mb, runtime minutes) of one conversion job."""
     subset = subset_of(wildcards)
     kind = next(c.kind for c in subset.conversions if c.name == wildcards.conversion)
-    threads, mem_mb, minutes = KIND_RESOURCES.get(kind, (1, 4000, 240))
-    return threads, mem_mb * attempt, minutes * attempt
+    resources = REGISTRY.kinds[kind].resources
+    return (
+        resources["threads"],
+        resources["mem_mb"] * attempt,
+        resources["runtime"] * attempt,
+    )
 
 
 def validation_inputs(wildcards):
