@@ -294,7 +294,8 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
     """Raise naming the subset, the conversion and the key when params do not fit the kind's schema."""
     where = f"{subset_key}/{conversion.name}"
     if conversion.kind not in kinds:
-        raise RegistryError(f"{where}: unknown conversion kind {conversion.kind!r}{did_you_mean(conversion.kind, kinds)}")
+        hint = did_you_mean(conversion.kind, kinds)
+        raise RegistryError(f"{where}: unknown conversion kind {conversion.kind!r}{hint}")
     schema = kinds[conversion.kind].params
     known = list(schema.get("properties", {}))
     for key in conversion.params:

@@ -116,6 +116,7 @@ def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path
     (folder / "subsets.yaml").write_text(yaml.safe_dump(document))
     monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
     registry_module.load_kinds.cache_clear()
-    with pytest.raises(RegistryError, match=r"2D_Task/Kvasir/image_folder: unknown parameter 'taregt'.*did you mean.*target"):
+    expected = r"2D_Task/Kvasir/image_folder: unknown parameter 'taregt'.*did you mean.*target"
+    with pytest.raises(RegistryError, match=expected):
         registry_module.load_registry()
     registry_module.load_kinds.cache_clear()
