@@ -17,6 +17,9 @@ from preprocess.register import observed_files
 from preprocess.registry import Registry, load_registry
 
 MARKER = ".medheb-demo"
+# The demo's release tree as literal data: task JSONs (and Train_Data JSONL) in the benchmark's record shapes,
+# whose image paths are written out by hand from the reference names, never produced by the naming code.
+RELEASE = Path(__file__).parent / "release"
 
 
 def write_demo(directory: Path, force: bool = False) -> Path:
@@ -56,9 +59,15 @@ def _write(out: Path) -> None:
 
 
 def _write_release(registry: Registry, data_basedir: Path, referenced: dict[str, list[str]]) -> None:
+    literal = sorted(p.relative_to(RELEASE) for p in RELEASE.rglob("*.json*"))
+    for relative in literal:
+        (data_basedir / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(RELEASE / relative, data_basedir / relative)
     for key, images in sorted(referenced.items()):
         subset = registry.subset(key)
         for name in subset.tasks:
+            if Path(subset.group, subset.folder, name) in literal:
+                continue
             records = _records(name, images) if images else _text_records()
             path = layout.task_dir(data_basedir, subset) / name
             path.parent.mkdir(parents=True, exist_ok=True)
