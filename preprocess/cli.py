@@ -90,7 +90,9 @@ def cmd_info(args) -> int:
         print(json.dumps(asdict(subset), indent=2))
         return 0
     print(f"{subset.key}\n  image root: {subset.image_root or '(text only)'}")
-    print(f"  task files: {', '.join(subset.tasks)}")
+    for task in subset.tasks:
+        root = f", image root {task.image_root}" if task.image_root else ""
+        print(f"  task file {task.file}: {task.parser} ({subset.group_config} entry {task.eval}{root})")
     for source_id, specs in registry.files_needed(subset).items():
         print(f"  source {source_id}: {', '.join(s.label for s in specs)}")
     for conversion in subset.conversions:
@@ -195,6 +197,9 @@ def cmd_validate(args) -> int:
     failures = reports.failures_text(all_reports)
     if failures:
         print("\n" + failures)
+    warnings = reports.warnings_text(all_reports)
+    if warnings:
+        print("\n" + warnings)
     not_built = [k for k, s in states.items() if s == "not built"]
     if not_built and not args.subset:
         print(f"\nnot built (image root absent): {', '.join(not_built)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.registry import Source, Subset
+from preprocess.registry import Source, Subset, Task
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:
@@ -13,6 +13,11 @@ def raw_dir(raw_root: Path, source: Source) -> Path:
 
 def image_root(data_basedir: Path, subset: Subset) -> Path | None:
     return None if subset.image_root is None else data_basedir / subset.image_root
+
+
+def task_image_root(data_basedir: Path, task: Task) -> Path | None:
+    """The folder a task file's record paths are joined to, as the benchmark's evaluation joins them."""
+    return None if task.image_root is None else data_basedir / task.image_root
 
 
 def subset_dir(data_basedir: Path, subset: Subset) -> Path:
@@ -26,7 +31,7 @@ def task_dir(data_basedir: Path, subset: Subset) -> Path:
 
 
 def task_files(data_basedir: Path, subset: Subset) -> list[Path]:
-    return [task_dir(data_basedir, subset) / name for name in subset.tasks]
+    return [task_dir(data_basedir, subset) / name for name in subset.task_files]
 
 
 def subset_slug(subset: Subset) -> str:

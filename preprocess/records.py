@@ -1,4 +1,9 @@
-"""Task records: the fields of a test JSON record and a Train_Data JSONL line, and their image paths."""
+"""Task records as the benchmark's evaluation loaders read them: the fields each parser needs, their image
+paths, and the field types that `datasets.load_dataset("json")` can load.
+
+A test record is checked against its task file's parser (the evaluation config's `dataset_parser`): only the
+fields that parser reads are required, and only its image fields are resolved (a text_qa record has none).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from dataclasses import dataclass
 
 _TEXT = "a string"
 _TEXT_OR_LIST = "a string or a list of strings"
+_PATHS = "a list of strings or of lists of strings"
 
 
 @dataclass(frozen=True)
@@ -15,49 +21,75 @@ class ImageRef:
     path: str
 
 
+def _is_str(value) -> bool:
+    return isinstance(value, str)
+
+
 def _is_str_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _is_text_or_list(value) -> bool:
+    return isinstance(value, str) or _is_str_list(value)
+
+
 def _is_path_list(value) -> bool:
-    """A list of strings, or of lists of strings (a slice series or several crops per target)."""
+    """A list of strings, or of lists of strings (a slice series, or several crops as one target)."""
     return isinstance(value, list) and all(isinstance(v, str) or _is_str_list(v) for v in value)
 
 
-_TASK_FIELDS = {
-    # field: (required, type test, description)
-    "qry_inst": (False, lambda v: isinstance(v, str), _TEXT),
-    "qry_text": (True, lambda v: isinstance(v, str), _TEXT),
-    "qry_img_path": (True, lambda v: isinstance(v, str) or _is_str_list(v), _TEXT_OR_LIST),
-    "tgt_text": (True, lambda v: isinstance(v, str) or _is_str_list(v), _TEXT_OR_LIST),
-    "tgt_img_path": (False, _is_path_list, "a list of strings or of lists of strings"),
-    "tgt_inst": (False, lambda v: isinstance(v, str) or _is_str_list(v), _TEXT_OR_LIST),
-    "qry_modality": (False, lambda v: isinstance(v, str), _TEXT),
-    "tgt_modality": (False, lambda v: isinstance(v, str) or _is_str_list(v), _TEXT_OR_LIST),
+def _is_query_paths(value) -> bool:
+    return isinstance(value, str) or _is_str_list(value)
+
+
+# field: (type test, description)
+FIELD_TYPES = {
+    "qry_inst": (_is_str, _TEXT),
+    "qry_text": (_is_str, _TEXT),
+    "qry_img_path": (_is_query_paths, _TEXT_OR_LIST),
+    "tgt_inst": (_is_text_or_list, _TEXT_OR_LIST),
+    "tgt_text": (_is_text_or_list, _TEXT_OR_LIST),
+    "tgt_img_path": (_is_path_list, _PATHS),
+    "qry_modality": (_is_str, _TEXT),
+    "tgt_modality": (_is_text_or_list, _TEXT_OR_LIST),
 }
 
+_QUERY, _TARGET, _BOTH = ("qry_img_path",), ("tgt_img_path",), ("qry_img_path", "tgt_img_path")
+# parser: (fields every record must hold, the image fields the loader opens); qry_inst is read by every
+# loader but a record without it loads (datasets fills None), so it is not required.
+PARSERS = {
+    "text_qa": (("qry_text", "tgt_text"), ()),
+    "image_cls": (("qry_text", "qry_img_path", "tgt_text"), _QUERY),
+    "image_qa": (("qry_text", "qry_img_path", "tgt_text"), _QUERY),
+    "image_t2i": (("qry_text", "tgt_text", "tgt_img_path"), _TARGET),
+    "image_i2i": (("qry_img_path", "tgt_text", "tgt_img_path"), _BOTH),
+    "image_i2i_vg": (("qry_img_path", "tgt_text", "tgt_img_path"), _BOTH),
+    "volume_i2t": (("qry_img_path", "tgt_text"), _QUERY),
+    "volume_t2i": (("qry_text", "tgt_text", "tgt_img_path"), _TARGET),
+    "volume_i2i": (("qry_img_path", "tgt_img_path"), _BOTH),
+}
+# A JSON file in a task folder that the registry does not list: no parser is known, every image field counts.
+UNKNOWN_PARSER = (("qry_text", "tgt_text"), _BOTH)
 
-def task_record_problems(record) -> list[str]:
+
+def task_record_problems(record, parser: str | None = None) -> list[str]:
     """Schema problems of one task-JSON record ('field: expected ..., got ...')."""
     if not isinstance(record, dict):
         return [f"record: expected an object, got {type(record).__name__}"]
-    problems = []
-    for name, (required, is_valid, description) in _TASK_FIELDS.items():
-        if name not in record:
-            if required:
-                problems.append(f"{name}: required field is missing")
-        elif not is_valid(record[name]):
+    required, _ = PARSERS.get(parser, UNKNOWN_PARSER)
+    problems = [f"{name}: required field is missing (parser {parser})" for name in required if name not in record]
+    for name, (is_valid, description) in FIELD_TYPES.items():
+        if name in record and record[name] is not None and not is_valid(record[name]):
             problems.append(f"{name}: expected {description}, got {_describe(record[name])}")
     return problems
 
 
-def task_record_images(index: int, record: dict) -> list[ImageRef]:
-    refs = []
-    for name in ("qry_img_path", "tgt_img_path"):
-        for path in _flatten(record.get(name)):
-            if path != "":
-                refs.append(ImageRef(index, name, path))
-    return refs
+def task_record_images(index: int, record: dict, parser: str | None = None) -> list[ImageRef]:
+    """The image paths of a record that its parser opens (empty strings are placeholders, not paths)."""
+    _, image_fields = PARSERS.get(parser, UNKNOWN_PARSER)
+    return [
+        ImageRef(index, name, path) for name in image_fields for path in _flatten(record.get(name)) if path != ""
+    ]
 
 
 def train_record_problems(record) -> list[str]:
@@ -80,6 +112,50 @@ def train_record_images(index: int, record: dict) -> list[ImageRef]:
         for path in value
         if isinstance(path, str) and path
     ]
+
+
+def _shape(value) -> str | None:
+    """The type of a JSON value as Arrow infers a column; None (null) fits any type."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    inner = sorted({s for s in map(_shape, value) if s is not None})
+    return f"a list of {' or '.join(s.removeprefix('a ').removeprefix('an ') for s in inner)}" if inner else "a list"
+
+
+def _fits(first: str, other: str) -> bool:
+    """An empty list fits any list; otherwise the shapes must be equal."""
+    both_lists = first.startswith("a list") and other.startswith("a list")
+    return first == other or (both_lists and "a list" in (first, other))
+
+
+def mixed_types(rows: list) -> list[str]:
+    """Fields whose type changes from one record to another (or inside one list): `datasets.load_dataset("json")`
+    cannot give such a field one Arrow type (datasets 3.6 fails; 4.8 and later load it as untyped JSON)."""
+    first: dict[str, tuple[int, str]] = {}  # field -> (record, shape) of its most specific shape so far
+    reported: set[str] = set()
+    found = []
+    for index, row in enumerate(rows):
+        for name, value in row.items() if isinstance(row, dict) else ():
+            shape = _shape(value)
+            if shape is None or name in reported:
+                continue
+            if " or " in shape:
+                found.append(f"field {name!r} holds {shape} in record {index}")
+                reported.add(name)
+            elif name not in first or first[name][1] == "a list":
+                first[name] = (index, shape)
+            elif not _fits(first[name][1], shape):
+                found.append(f"field {name!r} is {first[name][1]} in record {first[name][0]} and {shape} in record {index}")
+                reported.add(name)
+    return found
 
 
 def _flatten(value):

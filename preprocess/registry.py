@@ -75,10 +75,26 @@ class Conversion:
 
 
 @dataclass(frozen=True)
+class Task:
+    """One task JSON file of a subset, as the benchmark's evaluation config lists it."""
+
+    file: str
+    eval: str  # the entry of the evaluation config
+    name: str  # its dataset_name
+    parser: str  # the evaluation loader that reads it (text_qa, image_cls, ..., volume_i2i)
+    type: str  # eval_type: local | global
+    image_root: str | None  # the folder its record paths are joined to, relative to DATA_BASEDIR
+
+    @property
+    def is_text(self) -> bool:
+        return self.parser == "text_qa"
+
+
+@dataclass(frozen=True)
 class Subset:
     group: str
     folder: str
-    tasks: tuple[str, ...]
+    tasks: tuple[Task, ...]
     image_root: str | None
     sources: tuple[SourceRef, ...]
     conversions: tuple[Conversion, ...]
@@ -94,6 +110,15 @@ class Subset:
     @property
     def source_ids(self) -> tuple[str, ...]:
         return tuple(ref.source for ref in self.sources)
+
+    @property
+    def task_files(self) -> tuple[str, ...]:
+        return tuple(task.file for task in self.tasks)
+
+    @property
+    def group_config(self) -> str:
+        """The evaluation config file that lists this subset's tasks."""
+        return f"{self.group}.yaml"
 
 
 @dataclass(frozen=True)
@@ -246,11 +271,23 @@ def _subset(raw: dict) -> Subset:
     for index, conv in enumerate(raw["conversions"]):
         name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
         conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {})), conv.get("shards", 1)))
+    image_root = raw.get("image_root")
+    tasks = tuple(
+        Task(
+            file=t["file"],
+            eval=t["eval"],
+            name=t.get("name", t["eval"]),
+            parser=t["parser"],
+            type=t.get("type", "local"),
+            image_root=t.get("image_root") or (image_root.rstrip("/") if image_root else None),
+        )
+        for t in raw["tasks"]
+    )
     return Subset(
         group=raw["group"],
         folder=raw["folder"],
-        tasks=tuple(raw["tasks"]),
-        image_root=raw.get("image_root"),
+        tasks=tasks,
+        image_root=image_root,
         sources=tuple(refs),
         conversions=tuple(conversions),
     )
@@ -330,6 +367,8 @@ def _check_references(registry: Registry) -> None:
     for subset in registry.subsets:
         if (subset.group == "Text_Task") != subset.is_text:
             raise RegistryError(f"{subset.key}: text subsets and only they have no image_root")
+        if any(task.is_text != subset.is_text for task in subset.tasks):
+            raise RegistryError(f"{subset.key}: text_qa is the parser of text subsets, and only of them")
         names = [c.name for c in subset.conversions]
         if len(set(names)) != len(names):
             raise RegistryError(f"{subset.key}: conversion names must differ: {names}")

@@ -69,6 +69,18 @@ def failures_text(reports: list[JsonReport], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def warnings_text(reports: list[JsonReport]) -> str:
+    """Loadability warnings: the file validates, but older `datasets` versions cannot load it."""
+    lines = [f"{report.file}: {warning}" for report in reports for warning in report.warnings]
+    if not lines:
+        return ""
+    note = (
+        "Loadability: these fields change type across records; the evaluation's datasets.load_dataset('json') "
+        "fails on them with datasets 3.6 (4.8 and later load them as untyped JSON):"
+    )
+    return "\n".join([note, *(f"  {line}" for line in lines)])
+
+
 def write_text(path: Path, text: str) -> None:
     from preprocess.fsutil import atomic_write_text
 

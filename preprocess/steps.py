@@ -133,7 +133,9 @@ def validate_to_report(settings, registry, subset_name: str, report_out: Path, d
         report_out,
         {
             "subset": subset.key,
-            "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in subset_reports],
+            "files": [
+                {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in subset_reports
+            ],
             "skipped_items": skipped_items(manifests),
         },
     )
@@ -159,7 +161,8 @@ def read_reports(paths) -> list[JsonReport]:
     for path in paths:
         for row in json.loads(Path(path).read_text(encoding="utf-8"))["files"]:
             failures = [Failure(**f) for f in row.pop("failures")]
-            found.append(JsonReport(**row, failures=failures))
+            warnings = row.pop("warnings", [])
+            found.append(JsonReport(**row, failures=failures, warnings=warnings))
     return found
 
 
@@ -181,6 +184,9 @@ def summarize(
     failures = reports.failures_text(all_reports)
     if failures:
         text += "\n\nFailures:\n" + failures
+    warnings = reports.warnings_text(all_reports)
+    if warnings:
+        text += "\n\n" + warnings
     text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
     text += "\n".join(f"  {line}" for line in skipped)
     if bad_items:

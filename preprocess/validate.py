@@ -39,6 +39,7 @@ class JsonReport:
     unreadable: int = 0
     unsafe: int = 0
     failures: list[Failure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
 
     @property
     def passed(self) -> bool:
@@ -54,15 +55,19 @@ class JsonReport:
     def row(self) -> dict:
         data = asdict(self)
         data.pop("failures")
+        data.pop("warnings")
         return data
 
 
 class PathChecker:
     """Resolves image paths against one root, remembering answers (tasks repeat their images)."""
 
-    def __init__(self, root: Path, extra_roots=(), decode: str = "quick"):
+    def __init__(self, root: Path, extra_roots=(), decode: str = "quick", confine: Path | None = None):
+        """`confine`: the folder paths must stay in after links are followed (default the root itself; a task
+        root below its subset's folder, or a link such as MIMIC's files/, is confined to the subset's folder)."""
         self.root = root
-        self.allowed = [Path(os.path.realpath(root))] + [Path(os.path.realpath(r)) for r in extra_roots]
+        confined = Path(os.path.realpath(confine or root))
+        self.allowed = [confined] + [Path(os.path.realpath(r)) for r in extra_roots]
         self.decode = decode
         self._answers: dict[str, tuple[str, str] | None] = {}
         self._listings: dict[Path, list[str]] = {}
@@ -123,8 +128,17 @@ def _load_records(path: Path, jsonl: bool):
 
 
 def validate_file(
-    path: Path, checker: PathChecker, subset: str | None, jsonl: bool = False, shown_name: str | None = None
+    path: Path,
+    checker: PathChecker,
+    subset: str | None,
+    jsonl: bool = False,
+    shown_name: str | None = None,
+    parser: str | None = None,
 ) -> JsonReport:
+    """Check every record of a task file (JSON list) or Train_Data file (JSON Lines) and resolve its images.
+
+    Test records are checked against their parser's fields; only the image fields that parser opens are
+    resolved, through `checker` (the task file's own image root, as the evaluation joins paths)."""
     report = JsonReport(shown_name or str(path), subset)
     try:
         rows = _load_records(path, jsonl)
@@ -132,14 +146,14 @@ def validate_file(
         report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
         return report
     report.records = len(rows)
-    check_record = records.train_record_problems if jsonl else records.task_record_problems
-    images_of = records.train_record_images if jsonl else records.task_record_images
+    report.warnings = records.mixed_types(rows)
     for index, row in enumerate(rows):
-        problems = check_record(row)
+        problems = records.train_record_problems(row) if jsonl else records.task_record_problems(row, parser)
         if problems:
             report.add(Failure(index, problems[0].split(":")[0], "", BAD_RECORD, "; ".join(problems)))
             continue
-        for ref in images_of(index, row):
+        refs = records.train_record_images(index, row) if jsonl else records.task_record_images(index, row, parser)
+        for ref in refs:
             report.paths += 1
             found = checker.problem(ref.path)
             if found is None:
@@ -166,19 +180,30 @@ def extra_roots(registry: Registry, subset: Subset, raw_root: Path | None) -> li
 def validate_subset(
     registry: Registry, subset: Subset, data_basedir: Path, raw_root: Path | None = None, decode: str = "quick"
 ) -> list[JsonReport]:
-    """Reports for the subset's registered task files that exist, and any other JSON in its folder."""
+    """Reports for the subset's registered task files that exist, each resolved against its own image root,
+    and for any other JSON in its folder (resolved against the subset's folder, every image field counted)."""
     folder = layout.task_dir(data_basedir, subset)
-    root = layout.image_root(data_basedir, subset) or folder
-    checker = PathChecker(root, extra_roots(registry, subset, raw_root), decode)
-    names = list(subset.tasks)
+    links = extra_roots(registry, subset, raw_root)
+    checkers: dict[Path, PathChecker] = {}
+
+    confine = layout.subset_dir(data_basedir, subset) if subset.image_root else folder
+
+    def checker_for(root: Path) -> PathChecker:
+        if root not in checkers:
+            checkers[root] = PathChecker(root, links, decode, confine)
+        return checkers[root]
+
+    default_root = layout.image_root(data_basedir, subset) or folder
+    listed = [(task.file, task.parser, layout.task_image_root(data_basedir, task) or folder) for task in subset.tasks]
     if folder.is_dir():
-        names += sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in subset.tasks)
+        known = set(subset.task_files)
+        listed += [(n, None, default_root) for n in sorted(os.listdir(folder)) if n.endswith(".json") and n not in known]
     reports = []
-    for name in names:
+    for name, parser, root in listed:
         path = folder / name
         if path.exists():
             shown = f"{subset.group}/{subset.folder}/{name}"
-            reports.append(validate_file(path, checker, subset.key, shown_name=shown))
+            reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:
         reports += validate_train_data(data_basedir, decode, subset)
     return reports

@@ -113,7 +113,7 @@ def test_mimic_symlink_farm_serves_four_roots(settings, demo):
         before = {p: os.lstat(p).st_mtime_ns for p in (demo / "DATA_BASEDIR" / "2D_Images").rglob("p1?")}
         _convert(settings, subset, conversion)  # a second run changes nothing
         assert {p: os.lstat(p).st_mtime_ns for p in (demo / "DATA_BASEDIR" / "2D_Images").rglob("p1?")} == before
-        task = demo / "DATA_BASEDIR" / "2D_Task" / subset / registry.subset(subset).tasks[0]
+        task = demo / "DATA_BASEDIR" / "2D_Task" / subset / registry.subset(subset).tasks[0].file
         task.parent.mkdir(parents=True, exist_ok=True)
         task.write_text(
             json.dumps(

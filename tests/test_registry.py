@@ -24,7 +24,7 @@ def test_registry_matches_seed_tree_exactly():
     seed = seed_layout()
     registry = load_registry()
     assert len(registry.subsets) == 56
-    assert {s.key: list(s.tasks) for s in registry.subsets} == seed["tasks"]
+    assert {s.key: list(s.task_files) for s in registry.subsets} == seed["tasks"]
     assert sum(len(s.tasks) for s in registry.subsets) == 107
     for group, count in (("2D_Task", 35), ("3D_Task", 14), ("Text_Task", 7)):
         assert sum(s.group == group for s in registry.subsets) == count
@@ -38,7 +38,7 @@ def test_examples_from_the_issue():
     registry = load_registry()
     assert registry.subset("2D_Task/Kvasir").image_root == "2D_Images/kvasir-dataset/datasets/test/"
     assert registry.subset("3D_Task/CT_RATE").image_root == "3D_Images/CT_RATE/"
-    assert registry.subset("RadImageNet-VQA").tasks == ("RadLmageNet_test.json",)
+    assert registry.subset("RadImageNet-VQA").task_files == ("RadLmageNet_test.json",)
     assert registry.subset("2D_Task/ChestImagrome").source_ids == ("chest_imagenome", "mimic_cxr_jpg")
 
 

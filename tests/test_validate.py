@@ -139,12 +139,14 @@ def test_record_schema_accepts_the_benchmark_shapes():
 
 
 def test_validate_command_names_file_and_record(tree, capsys):
-    _write_task(tree, [_record("good.png"), _record("good.png", ["../../x.png", "missng.png"])])
+    # the i2i file's parser (image_i2i_vg) opens query and target images
+    records = [_record("good.png", ["good.png"]), _record("good.png", ["../../x.png", "missng.png"])]
+    _write_task(tree, records, "APTOS_i2i_test.json")
     code = main(["validate", str(tree), "--subset", "2D_Task/APTOS", "--report", str(tree.parent / "r.json")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "2D_Task/APTOS/APTOS_test.json: record 1, tgt_img_path: unsafe: '../../x.png'" in out
-    assert "2D_Task/APTOS/APTOS_test.json: record 1, tgt_img_path: missing: 'missng.png'" in out
+    assert "2D_Task/APTOS/APTOS_i2i_test.json: record 1, tgt_img_path: unsafe: '../../x.png'" in out
+    assert "2D_Task/APTOS/APTOS_i2i_test.json: record 1, tgt_img_path: missing: 'missng.png'" in out
     report = json.loads((tree.parent / "r.json").read_text())
     assert report["subsets"] == {"2D_Task/APTOS": "failed"}
     assert {f["problem"] for f in report["files"][0]["failures"]} == {"unsafe", "missing"}
@@ -169,7 +171,7 @@ def test_symlink_farm_targets_are_allowed_roots(tmp_path):
     base = tmp_path / "DATA_BASEDIR"
     root = base / "2D_Images" / "MIMIC-CXR-VQA"
     root.mkdir(parents=True)
-    os.symlink(tmp_path / "raw" / "mimic-cxr-jpg" / "files" / "p10", root / "p10")
+    os.symlink(tmp_path / "raw" / "mimic-cxr-jpg" / "files", root / "files")  # mimic_test.json's image root
     (base / "2D_Task" / "MIMIC-CXR-VQA").mkdir(parents=True)
     (base / "2D_Task" / "MIMIC-CXR-VQA" / "mimic_test.json").write_text(json.dumps([_record("p10/p10000032/s1/a.jpg")]))
     [report] = validate_subset(registry, subset, base, tmp_path / "raw")

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -65,29 +65,46 @@ def _write_release(registry: Registry, data_basedir: Path, referenced: dict[str,
         shutil.copyfile(RELEASE / relative, data_basedir / relative)
     for key, images in sorted(referenced.items()):
         subset = registry.subset(key)
-        for name in subset.tasks:
+        for task in subset.tasks:
+            name = task.file
             if Path(subset.group, subset.folder, name) in literal:
                 continue
-            records = _records(name, images) if images else _text_records()
+            records = _records(task.parser, _rebase(images, subset.image_root, task.image_root)) if images else _text_records()
             path = layout.task_dir(data_basedir, subset) / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
-    aptos = referenced["2D_Task/APTOS"]
-    train = data_basedir / "Train_Data" / "2D_Task" / "APTOS" / "APTOS_train.jsonl"
-    train.parent.mkdir(parents=True, exist_ok=True)
-    lines = [{"messages": [{"role": "user", "content": "<image>What is the severity?"}],
-              "images": [f"./2D_Images/APTOS/train_images/{name}"],
-              "positive_messages": [[{"role": "user", "content": "Mild"}]]} for name in aptos]
-    train.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
-def _records(task_name: str, images: list[str]) -> list[dict]:
+def _rebase(images: list, subset_root: str | None, task_root: str | None) -> list:
+    """Paths relative to the subset folder, made relative to the task's own image root."""
+    if subset_root is None or task_root is None:
+        return images
+    base, target = PurePosixPath(subset_root), PurePosixPath(task_root)
+
+    def move(path):
+        if isinstance(path, list):
+            return [move(p) for p in path]
+        full = base / path
+        return str(full.relative_to(target)) if full.is_relative_to(target) else path
+
+    return [move(p) for p in images if _under(base / _first(p), target)]
+
+
+def _first(path):
+    return path[0] if isinstance(path, list) else path
+
+
+def _under(path: PurePosixPath, root: PurePosixPath) -> bool:
+    return path.is_relative_to(root)
+
+
+def _records(parser: str, images: list[str]) -> list[dict]:
     """Records shaped like the benchmark's: image->text, image->image, text->image."""
-    if "t2i" in task_name:
+    if parser.endswith("t2i"):
         return [{"qry_inst": "Find the image that matches the description:", "qry_text": f"finding {n}",
                  "qry_img_path": "", "tgt_text": ["" for _ in images], "tgt_img_path": images}
                 for n in range(2)]
-    if "i2i" in task_name:
+    if "i2i" in parser:
         return [{"qry_inst": "Find the same category image with the provided image:", "qry_text": "",
                  "qry_img_path": image, "tgt_text": ["" for _ in images[:3]], "tgt_img_path": images[:3]}
                 for image in images]
