@@ -28,6 +28,7 @@ rule all:
         "results/validation/summary.txt",
         "results/validation/summary.html",
         "results/check/sources.html",
+        expand("results/eval-config/{group}.yaml", group=GROUPS),
         planned_contact_sheets,
 
 

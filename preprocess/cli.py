@@ -299,6 +299,21 @@ def cmd_status(args) -> int:
     return 1 if any(r[1] in ("failed", "partially valid") for r in rows) else 0
 
 
+def cmd_eval_config(args) -> int:
+    """The evaluation's config files for the task files built under DATA_BASEDIR."""
+    from preprocess.config import load_settings
+    from preprocess.evalconfig import write_eval_configs
+
+    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    counts = write_eval_configs(settings.registry(), settings.data_basedir, Path(args.out))
+    for name, count in counts.items():
+        print(f"{Path(args.out) / name}: {count} task files")
+    if not any(counts.values()):
+        print(f"error: no built task file under {settings.data_basedir}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_demo(args) -> int:
     from preprocess.demo import write_demo
 
@@ -370,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data_basedir", metavar="DATA_BASEDIR")
     _data_options(p, basedir_positional=True)
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("eval-config", help="the evaluation's 2D/3D/Text_Task.yaml for the built task files")
+    p.add_argument("data_basedir", metavar="DATA_BASEDIR")
+    _data_options(p, basedir_positional=True)
+    p.add_argument("--out", required=True, help="folder for 2D_Task.yaml, 3D_Task.yaml, Text_Task.yaml")
+    p.set_defaults(func=cmd_eval_config)
 
     p = sub.add_parser("demo", help="write the embedded demo: a tiny raw root and release tree")
     p.add_argument("directory")

@@ -87,9 +87,7 @@ def task_record_problems(record, parser: str | None = None) -> list[str]:
 def task_record_images(index: int, record: dict, parser: str | None = None) -> list[ImageRef]:
     """The image paths of a record that its parser opens (empty strings are placeholders, not paths)."""
     _, image_fields = PARSERS.get(parser, UNKNOWN_PARSER)
-    return [
-        ImageRef(index, name, path) for name in image_fields for path in _flatten(record.get(name)) if path != ""
-    ]
+    return [ImageRef(index, name, path) for name in image_fields for path in _flatten(record.get(name)) if path != ""]
 
 
 def train_record_problems(record) -> list[str]:
@@ -153,7 +151,8 @@ def mixed_types(rows: list) -> list[str]:
             elif name not in first or first[name][1] == "a list":
                 first[name] = (index, shape)
             elif not _fits(first[name][1], shape):
-                found.append(f"field {name!r} is {first[name][1]} in record {first[name][0]} and {shape} in record {index}")
+                was, shape_was = first[name]
+                found.append(f"field {name!r} is {shape_was} in record {was} and {shape} in record {index}")
                 reported.add(name)
     return found
 

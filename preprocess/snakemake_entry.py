@@ -64,7 +64,15 @@ def _contact_sheet(smk, settings, registry):
     steps.contact_sheet(settings, smk.input.manifests, Path(smk.output[0]))
 
 
+def _eval_config(smk, settings, registry):
+    from preprocess.evalconfig import write_eval_configs
+
+    counts = write_eval_configs(registry, settings.data_basedir, Path(smk.output[0]).parent)
+    print(", ".join(f"{name}: {count} task files" for name, count in counts.items()))
+
+
 STEPS = {
+    "eval_config": _eval_config,
     "contact_sheet": _contact_sheet,
     "check_source": _check_source,
     "plan": _plan,

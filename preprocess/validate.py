@@ -197,7 +197,8 @@ def validate_subset(
     listed = [(task.file, task.parser, layout.task_image_root(data_basedir, task) or folder) for task in subset.tasks]
     if folder.is_dir():
         known = set(subset.task_files)
-        listed += [(n, None, default_root) for n in sorted(os.listdir(folder)) if n.endswith(".json") and n not in known]
+        others = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in known)
+        listed += [(name, None, default_root) for name in others]
     reports = []
     for name, parser, root in listed:
         path = folder / name

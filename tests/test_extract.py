@@ -107,29 +107,29 @@ def test_omnimedvqa_reads_records_and_images_from_the_zip(settings, demo):
 def test_mimic_symlink_farm_serves_four_roots(settings, demo):
     registry = settings.registry()
     dicom_path = "p10/p10000032/s50414267/02aa804e-bde0afdd-112c0b34-7bc16630-4e384014.jpg"
-    for subset in ("MIMIC-CXR-Report", "MIMIC-CXR-T", "MIMIC-CXR-VQA", "ChestImagrome"):
+    # each task file's paths are relative to its own evaluation root: files/ for the VQA and report files, the
+    # subset folder (holding files/ and p10..p19) for the others
+    for subset, task_file, paths in (
+        ("MIMIC-CXR-Report", "MIMIC-CXR_test.json", [dicom_path]),
+        ("MIMIC-CXR-T", "mimic-cxr-lt-i2i-test.json", [dicom_path, f"files/{dicom_path}"]),
+        ("MIMIC-CXR-VQA", "mimic_test.json", [dicom_path]),
+        ("ChestImagrome", "Chest_imagenome_test.json", [dicom_path, f"files/{dicom_path}"]),
+    ):
         conversion = "mimic_links" if subset == "ChestImagrome" else None
         _convert(settings, subset, conversion)
         before = {p: os.lstat(p).st_mtime_ns for p in (demo / "DATA_BASEDIR" / "2D_Images").rglob("p1?")}
         _convert(settings, subset, conversion)  # a second run changes nothing
         assert {p: os.lstat(p).st_mtime_ns for p in (demo / "DATA_BASEDIR" / "2D_Images").rglob("p1?")} == before
-        task = demo / "DATA_BASEDIR" / "2D_Task" / subset / registry.subset(subset).tasks[0].file
-        task.parent.mkdir(parents=True, exist_ok=True)
-        task.write_text(
-            json.dumps(
-                [
-                    {
-                        "qry_inst": "",
-                        "qry_text": "",
-                        "qry_img_path": dicom_path,
-                        "tgt_text": [""],
-                        "tgt_img_path": [f"files/{dicom_path}"],
-                    }
-                ]
-            )
-        )
+        folder = demo / "DATA_BASEDIR" / "2D_Task" / subset
+        for other in folder.glob("*.json"):
+            other.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        record = {"qry_inst": "", "qry_text": "", "qry_img_path": paths[0], "tgt_text": [""]}
+        if len(paths) > 1:
+            record["tgt_img_path"] = paths[1:]
+        (folder / task_file).write_text(json.dumps([record]))
         [report, *_] = validate_subset(registry, registry.subset(subset), demo / "DATA_BASEDIR", settings.raw_root)
-        assert report.passed and report.ok == 2, subset
+        assert report.passed and report.ok == len(paths), subset
 
 
 GIGABYTE_SCRIPT = """

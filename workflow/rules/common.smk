@@ -8,6 +8,7 @@ from preprocess import layout, validate
 from preprocess.config import settings_from_dict
 from preprocess.demo import write_demo
 from preprocess.rawcheck import fingerprint
+from preprocess.registry import GROUPS
 
 RESULTS = Path("results")
 SETTINGS = settings_from_dict(config)
@@ -113,6 +114,8 @@ def print_summary():
     summary = RESULTS / "validation" / "summary.txt"
     if summary.exists():
         print(f"\n{summary.read_text(encoding='utf-8')}", file=sys.stderr)
+        configs = ", ".join(str(RESULTS / "eval-config" / f"{g}.yaml") for g in GROUPS)
+        print(f"Evaluation configs of the built task files: {configs}", file=sys.stderr)
 
 
 def print_failure_hint():

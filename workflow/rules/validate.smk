@@ -69,3 +69,20 @@ rule contact_sheet:
         runtime=10,
     script:
         ENTRY
+
+
+rule eval_config:
+    input:
+        "results/validation/summary.json",
+    output:
+        expand("results/eval-config/{group}.yaml", group=GROUPS),
+    log:
+        "logs/eval_config.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        ENTRY

@@ -1,0 +1,171 @@
+"""Each task file resolves against its own evaluation image root (tests/data/eval-image-roots.tsv, from the
+benchmark's evaluation configs), records are checked against their parser, and the eval-config bridge lists
+what the evaluation needs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from preprocess.cli import main
+from preprocess.demo.images import encode, pattern
+from preprocess.registry import load_registry
+from preprocess.validate import validate_subset
+
+ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
+PNG = encode(pattern(3), "PNG")
+
+
+def _reference_roots() -> dict[str, str]:
+    rows = [line.split("\t") for line in ROOTS_FILE.read_text().splitlines() if not line.startswith("#")]
+    return {task: root for task, root in rows}
+
+
+def test_every_image_task_file_has_the_evaluation_image_root():
+    registry = load_registry()
+    ours = {f"{s.group}/{s.folder}/{t.file}": t.image_root for s in registry.subsets for t in s.tasks if t.image_root}
+    assert ours == _reference_roots()
+    assert len(ours) == 100
+    text = [t for s in registry.subsets for t in s.tasks if t.image_root is None]
+    assert len(text) == 7 and {t.parser for t in text} == {"text_qa"}
+
+
+# Records in the shape each evaluation parser reads (REFERENCE.md section 1), pointing at `path`.
+def _record(parser: str, path: str) -> dict:
+    if parser == "text_qa":
+        return {"qry_inst": "Answer:", "qry_text": "Why?", "tgt_text": ["Because.", "No."]}
+    if parser in ("image_cls", "image_qa"):
+        return {"qry_inst": "<|image_1|> Classify:", "qry_text": "", "qry_img_path": path, "tgt_text": ["a", "b"]}
+    if parser == "image_t2i":
+        return {"qry_inst": "Find:", "qry_text": "a thing", "tgt_text": [""], "tgt_img_path": [path]}
+    if parser in ("image_i2i", "image_i2i_vg"):
+        return {
+            "qry_inst": "<|image_1|> Locate:",
+            "qry_text": "x",
+            "qry_img_path": path,
+            "tgt_inst": "Match",
+            "tgt_text": ["<|image_1|>\n"],
+            "tgt_img_path": [[path]],
+        }  # a list holding one list
+    if parser == "volume_i2t":
+        return {
+            "qry_inst": "<|video_1|>",
+            "qry_text": "",
+            "qry_img_path": [path, path],
+            "qry_modality": "video",
+            "tgt_text": ["a", "b"],
+        }
+    if parser == "volume_t2i":
+        return {"qry_inst": "Find:", "qry_text": "a CT", "tgt_text": [""], "tgt_img_path": [[path, path]]}
+    assert parser == "volume_i2i"
+    return {
+        "qry_inst": "<|video_1|>",
+        "qry_text": "",
+        "qry_img_path": [path],
+        "tgt_text": [""],
+        "tgt_img_path": [[path]],
+    }
+
+
+def _lay_out(base: Path, misplace: str | None = None) -> None:
+    """A DATA_BASEDIR in which every task file's record points at a real image through its evaluation root;
+    the task file `misplace` names its image relative to the subset folder instead."""
+    registry = load_registry()
+    for subset in registry.subsets:
+        for task in subset.tasks:
+            path = ""
+            if task.image_root is not None:
+                task_root, subset_root = Path(task.image_root), Path(subset.image_root)
+                folder = subset_root if subset_root.is_relative_to(task_root) else task_root  # the deeper one
+                image = folder / f"{task.file.removesuffix('.json')}.png"
+                (base / folder).mkdir(parents=True, exist_ok=True)
+                (base / image).write_bytes(PNG)
+                misplaced = f"{subset.group}/{subset.folder}/{task.file}" == misplace
+                path = os.path.relpath(image, subset_root if misplaced else task_root)
+            folder = base / subset.group / subset.folder
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / task.file).write_text(json.dumps([_record(task.parser, path)]))
+
+
+def test_a_tree_laid_out_as_the_evaluation_joins_paths_validates(tmp_path, capsys):
+    _lay_out(tmp_path)
+    assert main(["validate", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out
+    registry = load_registry()
+    reports = [r for s in registry.subsets for r in validate_subset(registry, s, tmp_path)]
+    assert len(reports) == 107 and all(r.passed for r in reports)
+    assert sum(r.paths for r in reports) > 100
+    text = next(r for r in reports if r.file == "Text_Task/PubMedQA/PubMedQA_test.json")
+    assert (text.records, text.paths) == (1, 0)  # a text record has no image field, and needs none
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "3D_Task/CT_RATE/CT_RATE_test.json",  # root 3D_Images/CT_RATE/valid_fixed_sliced
+        "2D_Task/MIMIC-CXR-VQA/mimic_test.json",  # root 2D_Images/MIMIC-CXR-VQA/files
+        "2D_Task/RadImageNet-VQA/RadLmageNet_test.json",  # root 2D_Images/RadImageNet-VQA/test/images
+        "3D_Task/M3D/m3d_i2t_test.json",  # root 3D_Images/M3D, above the subset folder
+    ],
+)
+def test_a_path_relative_to_the_subset_folder_instead_is_caught(tmp_path, capsys, task):
+    _lay_out(tmp_path, misplace=task)
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    failing = [line.split()[0] for line in out.splitlines() if line.endswith("FAIL")]
+    assert failing == [task]
+    assert f"{task}: record 0" in out and "missing" in out
+
+
+def test_a_field_whose_type_changes_across_records_is_reported(tmp_path, capsys):
+    _lay_out(tmp_path)
+    task = tmp_path / "2D_Task" / "APTOS" / "APTOS_test.json"
+    records = json.loads(task.read_text())
+    task.write_text(json.dumps([records[0], {**records[0], "qry_img_path": [records[0]["qry_img_path"]]}]))
+    assert main(["validate", str(tmp_path), "--subset", "APTOS"]) == 0  # it resolves; newer datasets load it
+    out = capsys.readouterr().out
+    assert "datasets.load_dataset('json') fails on them with datasets 3.6" in out
+    assert "APTOS_test.json: field 'qry_img_path' is a string in record 0 and a list of string in record 1" in out
+
+
+def test_eval_config_lists_each_built_task_file_and_every_path_resolves(tmp_path):
+    base, out = tmp_path / "DATA_BASEDIR", tmp_path / "eval"
+    _lay_out(base)
+    (base / "2D_Task" / "APTOS" / "APTOS_test.json").unlink()  # a task file the release does not hold
+    shutil.rmtree(base / "2D_Images" / "kvasir-dataset")  # a subset not built
+    assert main(["eval-config", str(base), "--out", str(out)]) == 0
+    names = ("2D_Task.yaml", "3D_Task.yaml", "Text_Task.yaml")
+    configs = {name: yaml.safe_load((out / name).read_text()) for name in names}
+    assert configs["2D_Task.yaml"]["RadLmageNet"] == {
+        "dataset_parser": "image_qa",
+        "dataset_name": "RadLmageNet",
+        "dataset_split": "test",
+        "image_root": "2D_Images/RadImageNet-VQA/test/images",
+        "data_path": "2D_Task/RadImageNet-VQA/RadLmageNet_test.json",
+        "eval_type": "local",
+    }
+    assert configs["2D_Task.yaml"]["PanNuke_VG"]["dataset_name"] == "PanNuke-VG"
+    assert "image_root" not in configs["Text_Task.yaml"]["MedMCQA"]
+    listed = [e["data_path"] for config in configs.values() for e in config.values()]
+    assert "2D_Task/APTOS/APTOS_test.json" not in listed and not any("Kvasir/" in p for p in listed)
+    assert len(listed) == 107 - 1 - 3
+    for config in configs.values():
+        for entry in config.values():
+            for record in json.loads((base / entry["data_path"]).read_text()):
+                for field in ("qry_img_path", "tgt_img_path"):
+                    for path in _paths(record.get(field)):
+                        assert os.path.isfile(os.path.join(base, entry["image_root"], path)), (entry, path)
+
+
+def _paths(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _paths(item)
