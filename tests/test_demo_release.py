@@ -1,0 +1,46 @@
+"""The demo's release files are literal data in the benchmark's record shapes, loadable as the evaluation
+loads them (`datasets.load_dataset("json")`)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from preprocess.demo import RELEASE
+from preprocess.registry import load_registry
+
+TASK_FILES = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.rglob("*.json"))
+
+
+def test_every_release_file_is_a_registered_task_file():
+    registry = load_registry()
+    registered = {f"{s.group}/{s.folder}/{t.file}" for s in registry.subsets for t in s.tasks}
+    assert TASK_FILES and set(TASK_FILES) <= registered
+
+
+@pytest.mark.parametrize("relative", TASK_FILES)
+def test_each_task_file_loads_with_datasets(relative, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+
+    path = RELEASE / relative
+    loaded = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=str(tmp_path))
+    records = json.loads(path.read_text(encoding="utf-8"))
+    assert len(loaded) == len(records) >= 1
+    assert set(loaded.column_names) == set().union(*records)
+
+
+def test_train_jsonl_lines_have_chat_records_and_relative_images():
+    files = sorted(RELEASE.rglob("*.jsonl"))
+    assert files
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            assert isinstance(record["messages"], list) and record["images"]
+            assert all(
+                image.startswith("./2D_Images/") or image.startswith("./3D_Images/") for image in record["images"]
+            )
+            assert not any(os.path.isabs(image) for image in record["images"])
