@@ -64,13 +64,32 @@ def reference_crop(x0: float, y0: float, x1: float, y1: float, width: int, heigh
     return left, top, right, bottom
 
 
-def pannuke_crop(box: Box, width: int, height: int, minimum: int = 28) -> Box:
-    """PanNuke grounding: the tight box grown to `minimum` around its rounded centre, capped, shifted inside."""
-    x0, y0, x1, y1 = box
-    cx, cy = round((x0 + x1) / 2), round((y0 + y1) / 2)
-    left, right = _grow(x0, x1, cx, min(minimum, width), width)
-    top, bottom = _grow(y0, y1, cy, min(minimum, height), height)
-    return left, top, right, bottom
+def clip_to_image(box: Box, width: int, height: int) -> Box | None:
+    """The grounding scripts' clamp: x0 into [0, width - 1], x1 into [0, width] (rows alike); None when empty.
+
+    Unlike `clamp`, a box wholly past the right or bottom edge keeps the last column or row, as theirs does."""
+    x0, y0 = max(0, min(box[0], width - 1)), max(0, min(box[1], height - 1))
+    x1, y1 = max(0, min(box[2], width)), max(0, min(box[3], height))
+    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+
+def grow_to_minimum(box: Box, width: int, height: int, minimum: int = 28) -> Box:
+    """PanNuke grounding: a half-open box grown to `minimum` (capped at the image) around its centre, shifted
+    back inside. The start is round(centre - size / 2) with Python's round (halves to even), as in the script."""
+    x0, x1 = _centred(box[0], box[2], minimum, width)
+    y0, y1 = _centred(box[1], box[3], minimum, height)
+    return x0, y0, x1, y1
+
+
+def _centred(low: int, high: int, minimum: int, limit: int) -> tuple[int, int]:
+    size = min(max(high - low, minimum), limit)
+    start = round((low + high) / 2.0 - size / 2.0)
+    end = start + size
+    if start < 0:
+        start, end = 0, end - start
+    if end > limit:
+        start, end = max(0, start - (end - limit)), limit
+    return max(0, start), min(limit, end)
 
 
 def area(box) -> float:

@@ -1,12 +1,15 @@
-"""Crops around lesions and nuclei from segmentation masks (or the boxes shipped with them).
+"""A full image and a crop around its lesion or nuclei, from segmentation masks or the boxes shipped with them.
 
-params:
-  dataset   pannuke | kvasir_seg | medsegbench
-  flag      medsegbench: the archive (polypgen, isic2018, uwaterlooskincancer, ultrasoundnerve, usforkidney)
-  boxes     medsegbench: 'mask' (one box around all lesion pixels, default) or 'components' (one per
-            8-connected component)
-Names (relative to the subset's image root) and box rules: see the README table "Crops".
-Empty masks have no box: they are skipped and counted in the job log, never cropped to a zero-size image.
+params (declared in registry/kinds.yaml):
+  dataset     the recipe that reads the raw data (RECIPES below): kvasir_seg (the largest box per image of
+              kavsir_bboxes.json, the split from the benchmark's split.csv), medsegbench (one box around the
+              whole mask of each image of a `<flag>_<size>.npz`, every split), pannuke (one box per instance
+              mask of the parquet rows, grown to `grow_to`)
+  image, crop name templates relative to the image root (fields: see kinds.yaml)
+  max_edge, min_crop, grow_to, splits, mask_keys, classes: the box rules, as the benchmark's scripts apply them
+Images are decoded, converted to RGB and written as PNG, as those scripts save them. Nothing is dropped
+silently: images without a box, empty masks, boxes empty inside the image and crops under `min_crop` (dropped
+with their image) are counted in the job log.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -21,188 +25,334 @@ from PIL import Image
 
 from preprocess import boxes
 from preprocess.convert.base import write_output
-from preprocess.convert.parquet_extract import RECIPES as PARQUET
 from preprocess.convert.parquet_extract import list_rows
 from preprocess.csvio import read_split_csv
-from preprocess.errors import RawDataError
-from preprocess.extract.formats import image_extension
+from preprocess.errors import RawDataError, RegistryError
 from preprocess.extract.parquet import iter_images
 from preprocess.npzio import NpzFile
 from preprocess.pngio import encode_png
 
-PANNUKE_CLASSES = ["neoplastic", "inflammatory", "connective", "dead", "epithelial"]
+# --- what every recipe shares ------------------------------------------------------------------------------
 
 
-def plan(ctx):
-    dataset = ctx.params["dataset"]
-    if dataset == "pannuke":
-        return list_rows(
-            ctx.raw_dir(ctx.params.get("source")), PARQUET["pannuke_classification"]["files"], ctx.subset.key
-        )
-    if dataset == "kvasir_seg":
-        return _kvasir_test_ids(ctx)
-    if dataset == "medsegbench":
-        return list(range(_medsegbench_count(ctx)))
-    raise RawDataError(f"{ctx.subset.key}: no crop recipe {dataset!r}")
+class Tally:
+    """Counts of what was left out, by reason, for one line each in the job log."""
+
+    def __init__(self, ctx):
+        self.ctx, self.items = ctx, defaultdict(list)
+
+    def skip(self, reason: str, item) -> None:
+        self.items[reason].append(str(item))
+
+    def report(self) -> None:
+        for reason, items in self.items.items():
+            shown = ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
+            self.ctx.log(f"{self.ctx.subset.key}/{self.ctx.conversion.name}: {len(items)} left out, {reason}: {shown}")
 
 
-def build(ctx, items) -> None:
-    {"pannuke": _build_pannuke, "kvasir_seg": _build_kvasir, "medsegbench": _build_medsegbench}[ctx.params["dataset"]](
-        ctx, items
-    )
+def _name(ctx, template: str, **fields) -> str:
+    try:
+        return ctx.params[template].format(**fields)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise RegistryError(
+            f"{ctx.subset.key}/{ctx.conversion.name}: {template} template {ctx.params[template]!r}: field {exc} "
+            f"is not one of {', '.join(sorted(fields))}"
+        ) from None
 
 
-def _decode(data: bytes) -> np.ndarray:
-    with Image.open(io.BytesIO(data)) as image:
-        return np.asarray(image.convert("RGB") if image.mode not in ("L", "1", "RGB") else image)
+def _names(ctx, **fields) -> tuple[str, str]:
+    return _name(ctx, "image", **fields), _name(ctx, "crop", **fields)
 
 
-def _write(ctx, relative: str, data: bytes):
-    return write_output(ctx.image_root / relative, data, ctx.settings.data_basedir, ctx.settings.overwrite_existing)
+def _write(ctx, relative: str, pixels: np.ndarray) -> None:
+    data = encode_png(np.ascontiguousarray(pixels))
+    target = ctx.output_path(relative)
+    ctx.add_records([write_output(target, data, ctx.settings.data_basedir, ctx.settings.overwrite_existing)])
 
 
-# --- PanNuke ------------------------------------------------------------------------------------------------
+def _write_pair(ctx, image: np.ndarray, box, names: tuple[str, str], tally: Tally, item) -> None:
+    """The full image and its crop, unless the clamped box is empty or the crop is under min_crop."""
+    height, width = image.shape[:2]
+    inside = boxes.clip_to_image(box, width, height)
+    if inside is None:
+        tally.skip("box empty inside the image", item)
+        return
+    minimum = ctx.params.get("min_crop", 0)
+    if inside[2] - inside[0] < minimum or inside[3] - inside[1] < minimum:
+        tally.skip(f"crop under {minimum} px (its full image too)", item)
+        return
+    _write(ctx, names[0], image)
+    _write(ctx, names[1], boxes.crop(image, inside))
 
 
-def _tag(path: Path, data_folder: Path) -> str:
-    relative = path.relative_to(data_folder).with_suffix("")
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", relative.as_posix())
+def _decode_rgb(data: bytes, where: str) -> np.ndarray:
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return np.asarray(image.convert("RGB"))
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise RawDataError(f"{where}: not a readable image ({exc}); download the file again") from None
 
 
-def _build_pannuke(ctx, items) -> None:
-    data_folder = ctx.raw_dir(ctx.params.get("source")) / "data"
-    wanted: dict[str, set[int]] = {}
-    for file, row in items:
-        wanted.setdefault(file, set()).add(row)
-    empty = 0
-    for file, rows in sorted(wanted.items()):
-        tag = _tag(Path(file), data_folder)
-        for record in iter_images(Path(file), PARQUET["pannuke_classification"]["image"], ["instances", "categories"]):
-            if record.row not in rows:
-                continue
-            ctx.advance()
-            if record.data is None:
-                continue
-            stem = f"{tag}_{record.row:06d}"
-            extension = image_extension(record.data) or ".png"
-            ctx.add_records([_write(ctx, f"images/{tag}/{stem}{extension}", record.data)])
-            image = _decode(record.data)
-            height, width = image.shape[:2]
-            instances = record.fields["instances"] or []
-            categories = record.fields["categories"] or []
-            for number, (instance, category) in enumerate(zip(instances, categories, strict=True)):
-                box = boxes.mask_box(_decode(instance["bytes"]))
-                if box is None:
-                    empty += 1
-                    continue
-                area = boxes.crop(image, boxes.pannuke_crop(box, width, height))
-                name = f"crops/{tag}/{stem}_{PANNUKE_CLASSES[category]}_{number:03d}.png"
-                ctx.add_records([_write(ctx, name, encode_png(np.ascontiguousarray(area)))])
-    if empty:
-        ctx.log(f"{empty} empty instance masks skipped")
+def _array_rgb(array: np.ndarray, where: str) -> np.ndarray:
+    """An npz image as the scripts save and reopen it: to uint8 (floats in [0, 1] scaled by 255, clipped,
+    truncated), gray and RGBA to RGB."""
+    array = np.asarray(array)
+    if array.dtype != np.uint8:
+        values = array.astype(np.float32)
+        if values.size and values.min() >= 0 and values.max() <= 1.0:
+            values = values * 255.0
+        array = np.clip(values, 0, 255).astype(np.uint8)
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    if array.ndim == 2:
+        return np.repeat(array[:, :, None], 3, axis=2)
+    if array.ndim == 3 and array.shape[2] in (3, 4):
+        return array[:, :, :3]
+    raise RawDataError(f"{where}: image of shape {array.shape} is neither gray nor RGB")
 
 
 # --- Kvasir-SEG ---------------------------------------------------------------------------------------------
 
 
-def _kvasir_base(ctx) -> Path:
-    return ctx.raw_dir(ctx.params.get("source", "kvasir_seg"))
+class KvasirSeg:
+    """Boxes from kavsir_bboxes.json (the largest of an image, the first on ties), every split of split.csv."""
+
+    SPLIT_KEY = "original_image_path"  # rows name `<id>.png`; the image is images/<id>.jpg
+
+    @staticmethod
+    def _tables(ctx) -> tuple[Path, dict, dict]:
+        source = ctx.source(ctx.params.get("source"))
+        base = ctx.raw_dir(source.id)
+        candidates = [base / p for p in source.file("boxes").paths]
+        boxes_file = next((p for p in candidates if p.is_file()), None)
+        if boxes_file is None:
+            names = ", ".join(p.name for p in candidates)
+            raise RawDataError(f"{base}: none of {names} is there; unzip Kvasir-SEG again")
+        try:
+            annotations = json.loads(boxes_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RawDataError(f"{boxes_file}: not readable JSON ({exc}); unzip Kvasir-SEG again") from None
+        if not isinstance(annotations, dict):
+            raise RawDataError(f"{boxes_file}: expected an object of image id -> boxes")
+        rows = read_split_csv(base / source.file("split").paths[0], (KvasirSeg.SPLIT_KEY,))
+        return base, annotations, {Path(name).stem: split for name, split in rows.items()}
+
+    @staticmethod
+    def plan(ctx) -> list[str]:
+        _, annotations, splits = KvasirSeg._tables(ctx)
+        unsplit = [image_id for image_id in annotations if image_id not in splits]
+        if unsplit:
+            ctx.log(f"{len(unsplit)} images of the box file have no row in split.csv and are left out: {unsplit[:5]}")
+        return [image_id for image_id in annotations if image_id in splits]
+
+    @staticmethod
+    def build(ctx, items) -> None:
+        base, annotations, splits = KvasirSeg._tables(ctx)
+        tally = Tally(ctx)
+        for image_id in ctx.track(items):
+            source = base / "images" / f"{image_id}.jpg"
+            if not source.is_file():
+                ctx.bad_input(image_id, RawDataError(f"{source}: in the box file and split.csv but missing"))
+                continue
+            box = _largest_box(annotations[image_id], image_id)
+            if box is None:
+                tally.skip("no box with xmin, ymin, xmax, ymax", image_id)
+                continue
+            image = _decode_rgb(source.read_bytes(), str(source))
+            _write_pair(ctx, image, box, _names(ctx, split=splits[image_id], stem=image_id), tally, image_id)
+        tally.report()
 
 
-def _kvasir_test_ids(ctx) -> list[str]:
-    splits = read_split_csv(_kvasir_base(ctx) / "split.csv", ("image_id", "id", "image", "filename", "name"))
-    return sorted(Path(key).stem for key, split in splits.items() if split.lower() == "test")
+def _int_box(entry: dict) -> tuple[int, int, int, int]:
+    return tuple(int(float(entry[key])) for key in ("xmin", "ymin", "xmax", "ymax"))
 
 
-def _build_kvasir(ctx, items) -> None:
-    base = _kvasir_base(ctx)
-    boxes_file = next((base / n for n in ("kavsir_bboxes.json", "kvasir_bboxes.json") if (base / n).exists()), None)
-    if boxes_file is None:
-        raise RawDataError(f"{base}: neither kavsir_bboxes.json nor kvasir_bboxes.json is there")
-    annotations = json.loads(boxes_file.read_text(encoding="utf-8"))
-    for image_id in ctx.track(items):
-        source = base / "images" / f"{image_id}.jpg"
-        if image_id not in annotations or not source.exists():
-            missing = "box in the box file" if source.exists() else "image file"
-            ctx.bad_input(image_id, RawDataError(f"{base}: test image {image_id} has no {missing}"))
-            continue
-        ctx.add_records([_write(ctx, f"kvasir/images/{image_id}.jpg", source.read_bytes())])
-        image = _decode(source.read_bytes())
-        height, width = image.shape[:2]
-        for k, box in enumerate(annotations[image_id]["bbox"]):
-            area = boxes.reference_crop(box["xmin"], box["ymin"], box["xmax"], box["ymax"], width, height)
-            ctx.add_records(
-                [
-                    _write(
-                        ctx,
-                        f"kvasir/crop/{image_id}_{k}.png",
-                        encode_png(np.ascontiguousarray(boxes.crop(image, area))),
-                    )
-                ]
-            )
+def _largest_box(info, image_id: str):
+    entries = info.get("bbox", []) if isinstance(info, dict) else []
+    if not isinstance(entries, list):
+        return None
+    valid = [b for b in entries if isinstance(b, dict) and {"xmin", "ymin", "xmax", "ymax"} <= b.keys()]
+
+    def size(entry) -> int:
+        try:
+            x0, y0, x1, y1 = _int_box(entry)
+        except (TypeError, ValueError):
+            return -1
+        return max(0, x1 - x0) * max(0, y1 - y0)
+
+    if not valid:
+        return None
+    try:
+        return _int_box(max(valid, key=size))  # max keeps the first of equal areas
+    except (TypeError, ValueError):
+        raise RawDataError(f"kavsir_bboxes.json: {image_id} has no numeric box coordinates") from None
 
 
 # --- MedSegBench --------------------------------------------------------------------------------------------
 
 
-def _medsegbench_archive(ctx) -> Path:
-    source = ctx.source("medsegbench")
-    return ctx.raw_dir("medsegbench") / source.file(ctx.params["flag"]).paths[0]
+class MedSegBench:
+    """One box around all mask pixels > 0 of each image; the mask array is the first of `mask_keys` present."""
 
+    SPLITS = ("train", "val", "valid", "validation", "test")  # key prefixes the scripts treat as splits
 
-def _medsegbench_keys(archive: NpzFile) -> list[tuple[str, str]]:
-    """(images key, masks key) pairs of the test split: the plain keys, or the per-category ones."""
-    if "test_images" in archive.keys and "test_label" in archive.keys:
-        return [("test_images", "test_label")]
-    pairs = [(k, k.replace("_images_", "_label_")) for k in archive.keys if re.fullmatch(r"test_images_C\d+", k)]
-    if not pairs:
-        raise RawDataError(f"{archive.path}: no test_images/test_label arrays (it has: {', '.join(archive.keys)})")
-    return sorted(pairs, key=lambda pair: int(pair[0].rsplit("C", 1)[1]))
+    @staticmethod
+    def _archive(ctx) -> Path:
+        source = ctx.source(ctx.params.get("source"))
+        return ctx.raw_dir(source.id) / source.file(ctx.params["flag"]).paths[0]
 
+    @staticmethod
+    def _splits(ctx, archive: NpzFile, log: bool) -> list[tuple[str, str, str, int]]:
+        """(split, images key, masks key, count) of each split that has images and masks."""
+        prefixes = {key.split("_", 1)[0] for key in archive.keys if "_" in key}
+        wanted = ctx.params.get("splits") or sorted(prefixes & set(MedSegBench.SPLITS))
+        found = []
+        for split in wanted:
+            images = f"{split}_images"
+            masks = [t.format(split=split) for t in ctx.params.get("mask_keys", ["{split}_label"])]
+            masks = next((key for key in masks if key in archive.keys), None)
+            if images not in archive.keys or masks is None:
+                if log:
+                    ctx.log(f"{archive.path}: split {split} left out, it has no {images} or no mask array")
+                continue
+            counts = archive.info(images).shape[0], archive.info(masks).shape[0]
+            if counts[0] != counts[1] and log:
+                ctx.log(f"{archive.path}: {images} has {counts[0]} images, {masks} {counts[1]}: the extra left out")
+            found.append((split, images, masks, min(counts)))
+        if not found:
+            raise RawDataError(f"{archive.path}: no split with images and masks (keys: {', '.join(archive.keys)})")
+        return found
 
-def _medsegbench_count(ctx) -> int:
-    with NpzFile(_medsegbench_archive(ctx)) as archive:
-        return sum(archive.info(images).shape[0] for images, _ in _medsegbench_keys(archive))
+    @staticmethod
+    def plan(ctx) -> list[tuple[str, int]]:
+        with NpzFile(MedSegBench._archive(ctx)) as archive:
+            return [(s, i) for s, _, _, count in MedSegBench._splits(ctx, archive, True) for i in range(count)]
 
-
-def _build_medsegbench(ctx, items) -> None:
-    flag, wanted, empty = ctx.params["flag"], set(items), 0
-    with NpzFile(_medsegbench_archive(ctx)) as archive:
-        offset = 0
-        for images_key, masks_key in _medsegbench_keys(archive):
-            images, masks = archive.array(images_key), archive.array(masks_key)
-            if masks.shape[:3] != images.shape[:3]:
-                raise RawDataError(
-                    f"{archive.path}: {masks_key} {masks.shape} does not match {images_key} {images.shape}"
-                )
-            prefix = "test" if images_key == "test_images" else f"test_{images_key.rsplit('_', 1)[1]}"
-            for index in range(images.shape[0]):
-                if offset + index not in wanted:
+    @staticmethod
+    def build(ctx, items) -> None:
+        wanted = defaultdict(list)
+        for split, index in items:
+            wanted[split].append(index)
+        tally, flag = Tally(ctx), ctx.params["flag"]
+        with NpzFile(MedSegBench._archive(ctx)) as archive:
+            for split, images_key, masks_key, _ in MedSegBench._splits(ctx, archive, False):
+                if split not in wanted:
                     continue
-                ctx.advance()
-                stem = f"{prefix}{index:05d}"
-                image = images[index]
-                found = (
-                    boxes.component_boxes(masks[index])
-                    if ctx.params.get("boxes") == "components"
-                    else [b for b in [boxes.mask_box(masks[index])] if b]
-                )
-                if not found:
-                    empty += 1
-                    continue
-                ctx.add_records([_write(ctx, f"{flag}/images/{stem}.png", encode_png(np.ascontiguousarray(image)))])
-                height, width = image.shape[:2]
-                for k, (x0, y0, x1, y1) in enumerate(found):
-                    area = boxes.reference_crop(x0, y0, x1, y1, width, height)
-                    ctx.add_records(
-                        [
-                            _write(
-                                ctx,
-                                f"{flag}/crop/{stem}_{k}.png",
-                                encode_png(np.ascontiguousarray(boxes.crop(image, area))),
-                            )
-                        ]
-                    )
-            offset += images.shape[0]
-    if empty:
-        ctx.log(f"{empty} test images of {flag} have an empty mask and were skipped")
+                images, masks = archive.array(images_key), archive.array(masks_key)
+                for index in ctx.track(wanted[split]):
+                    item = f"{split} {index:05d}"
+                    box = _whole_mask_box(masks[index], ctx.params.get("max_edge", "after"))
+                    if box is None:
+                        tally.skip("empty mask", item)
+                        continue
+                    image = _array_rgb(images[index], f"{archive.path}: {images_key}[{index}]")
+                    _write_pair(ctx, image, box, _names(ctx, split=split, index=index, flag=flag), tally, item)
+                del images, masks
+        tally.report()
+
+
+def _whole_mask_box(mask: np.ndarray, max_edge: str):
+    mask = np.asarray(mask)
+    if mask.ndim == 3:
+        mask = mask[:, :, 0]  # the scripts read the first channel of a 3-D mask
+    box = boxes.mask_box(mask)
+    if box is None or max_edge == "after":
+        return box
+    # 'at': the PolypGen script's inclusive maximum is used as the exclusive edge: the last row and column go
+    return box[0], box[1], box[2] - 1, box[3] - 1
+
+
+# --- PanNuke ------------------------------------------------------------------------------------------------
+
+
+class PanNuke:
+    """Every row of the parquet files under data/: the image, and one grown box per instance mask."""
+
+    FILES = ("data/*.parquet",)
+
+    @staticmethod
+    def plan(ctx) -> list[tuple[str, int]]:
+        return list_rows(ctx.raw_dir(ctx.params.get("source")), list(PanNuke.FILES), ctx.subset.key)
+
+    @staticmethod
+    def build(ctx, items) -> None:
+        data_folder = ctx.raw_dir(ctx.params.get("source")) / "data"
+        wanted: dict[str, set[int]] = defaultdict(set)
+        for file, row in items:
+            wanted[file].add(row)
+        tally = Tally(ctx)
+        for file, rows in sorted(wanted.items()):
+            tag = _tag(Path(file), data_folder)
+            for record in iter_images(Path(file), "image", ["instances", "categories"]):
+                if record.row in rows:
+                    with ctx.guard(f"{file} row {record.row}"):
+                        PanNuke._row(ctx, record, tag, tally)
+                    ctx.advance()
+        tally.report()
+
+    @staticmethod
+    def _row(ctx, record, tag: str, tally: Tally) -> None:
+        where = f"{record.file} row {record.row}"
+        if record.data is None:
+            tally.skip("row without an image", where)
+            return
+        image = _decode_rgb(record.data, where)
+        _write(ctx, _name(ctx, "image", tag=tag, row=record.row), image)
+        instances, categories = record.fields["instances"] or [], record.fields["categories"] or []
+        if len(instances) != len(categories):
+            tally.skip("instances beyond the shorter of instances and categories", where)
+        for inst, (instance, category) in enumerate(zip(instances, categories, strict=False)):
+            item = f"{where} instance {inst}"
+            label = _class_name(ctx.params["classes"], category)
+            if label is None:
+                tally.skip("category outside `classes`", item)
+                continue
+            try:
+                mask = _decode_mask((instance or {}).get("bytes"))
+            except RawDataError:
+                tally.skip("unreadable instance mask", item)
+                continue
+            box = boxes.mask_box(mask)
+            if box is None:
+                tally.skip("empty instance mask", item)
+                continue
+            grown = boxes.grow_to_minimum(box, image.shape[1], image.shape[0], ctx.params["grow_to"])
+            name = _name(ctx, "crop", tag=tag, row=record.row, label=label, inst=inst)
+            _write(ctx, name, boxes.crop(image, grown))
+
+
+def _decode_mask(data: bytes | None) -> np.ndarray:
+    if data is None:
+        raise RawDataError("no mask bytes")
+    try:
+        with Image.open(io.BytesIO(data)) as mask:
+            return np.asarray(mask.convert("L"))
+    except (OSError, ValueError) as exc:
+        raise RawDataError(str(exc)) from None
+
+
+def _class_name(classes: list[str], category) -> str | None:
+    try:
+        number = int(category)
+    except (TypeError, ValueError):
+        return None
+    return classes[number] if 0 <= number < len(classes) else None
+
+
+def _tag(path: Path, data_folder: Path) -> str:
+    """The parquet path under data/ without suffix, runs of other characters than word, '-' and '.' as one '_'."""
+    tag = re.sub(r"[^\w\-.]+", "_", path.relative_to(data_folder).with_suffix("").as_posix())
+    return re.sub(r"_+", "_", tag).strip("_")
+
+
+# --- the kind -----------------------------------------------------------------------------------------------
+
+RECIPES = {"kvasir_seg": KvasirSeg, "medsegbench": MedSegBench, "pannuke": PanNuke}
+
+
+def plan(ctx):
+    return RECIPES[ctx.params["dataset"]].plan(ctx)
+
+
+def build(ctx, items) -> None:
+    RECIPES[ctx.params["dataset"]].build(ctx, items)

@@ -15,6 +15,7 @@ import numpy as np
 from preprocess.demo.archives import WRITERS as ARCHIVE_WRITERS
 from preprocess.demo.crops import WRITERS as CROP_WRITERS
 from preprocess.demo.images import encode, pattern
+from preprocess.demo.masks import WRITERS as MASK_WRITERS
 from preprocess.demo.volumes import WRITERS as VOLUME_WRITERS
 
 
@@ -211,6 +212,7 @@ WRITERS = {
     **VOLUME_WRITERS,
     **ARCHIVE_WRITERS,
     **CROP_WRITERS,
+    **MASK_WRITERS,
     "medmnist": medmnist,
     "medmnist3d": medmnist3d,
     "aptos2019": aptos,
