@@ -54,13 +54,20 @@ def _grow(low: int, high: int, centre: int, minimum: int, limit: int) -> tuple[i
     return max(low, 0), high
 
 
+def _reference_axis(low: int, high: int, limit: int, minimum: int) -> tuple[int, int]:
+    centre, size = (low + high) // 2, max(high - low, minimum)
+    low = max(0, centre - size // 2)
+    high = min(limit, low + size)
+    return max(0, high - size), high
+
+
 def reference_crop(x0: float, y0: float, x1: float, y1: float, width: int, height: int, minimum: int = 28) -> Box:
-    """The grounding scripts' crop rule: truncate to integers (floored at 0), integer midpoint as centre,
-    at least `minimum` pixels each way, shifted back inside the image; right/bottom edges exclusive."""
-    ix0, iy0 = max(0, int(x0)), max(0, int(y0))
-    ix1, iy1 = max(0, int(x1)), max(0, int(y1))
-    left, right = _grow(ix0, ix1, (ix0 + ix1) // 2, minimum, width)
-    top, bottom = _grow(iy0, iy1, (iy0 + iy1) // 2, minimum, height)
+    """The grounding scripts' crop rule: coordinates truncated to integers and floored at 0 (as the scripts
+    read them), centre = integer midpoint, size = max(extent, minimum), start = max(0, centre - size // 2),
+    end = min(limit, start + size), start = max(0, end - size); right/bottom edges exclusive (PIL crop)."""
+    ix0, iy0, ix1, iy1 = (max(0, int(v)) for v in (x0, y0, x1, y1))
+    left, right = _reference_axis(ix0, ix1, width, minimum)
+    top, bottom = _reference_axis(iy0, iy1, height, minimum)
     return left, top, right, bottom
 
 
@@ -100,27 +107,34 @@ def _intersection(a, b) -> float:
     return area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
+def _overlapping(a, b, iou: float, overlap: float) -> bool:
+    inter = _intersection(a, b)
+    if inter == 0:  # also keeps empty boxes from dividing by zero
+        return False
+    return inter / (area(a) + area(b) - inter) >= iou or inter / min(area(a), area(b)) >= overlap
+
+
 def merge_overlapping(boxes: list, iou: float = 0.5, overlap: float = 0.7) -> list:
-    """VinDr-CXR: merge any pair with IoU >= iou, or intersection >= overlap of the smaller box, into their
-    union, until no pair qualifies. Boxes are floats (x_min, y_min, x_max, y_max) as the CSV gives them."""
-    merged = [tuple(float(v) for v in b) for b in boxes]
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(merged)):
-            for j in range(i + 1, len(merged)):
-                a, b = merged[i], merged[j]
-                inter = _intersection(a, b)
-                union = area(a) + area(b) - inter
-                smaller = min(area(a), area(b))
-                if (union > 0 and inter / union >= iou) or (smaller > 0 and inter / smaller >= overlap):
-                    merged[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
-                    del merged[j]
-                    changed = True
-                    break
-            if changed:
-                break
-    return merged
+    """The VinDr grounding scripts' merge: find the first pair (i < j, in list order) with IoU >= iou or
+    intersection >= overlap of the smaller box, drop both, append their union at the END of the list, and
+    start over until no pair qualifies. The order decides which boxes meet first, so it decides the result
+    and the crop numbering; boxes keep the caller's values (integers, as the scripts truncate them)."""
+    merged = [tuple(b) for b in boxes]
+    while True:
+        pair = next(
+            (
+                (i, j)
+                for i in range(len(merged))
+                for j in range(i + 1, len(merged))
+                if _overlapping(merged[i], merged[j], iou, overlap)
+            ),
+            None,
+        )
+        if pair is None:
+            return merged
+        a, b = merged[pair[0]], merged[pair[1]]
+        merged = [box for k, box in enumerate(merged) if k not in pair]
+        merged.append((min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])))
 
 
 def crop(image: np.ndarray, box: Box) -> np.ndarray:

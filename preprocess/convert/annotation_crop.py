@@ -1,180 +1,323 @@
-"""Crops from annotated boxes: VinDr-CXR and VinDr-Mammo (DICOM), Chest ImaGenome (gold boxes on MIMIC-CXR-JPG).
+"""Crops from annotated boxes, as the benchmark's grounding scripts cut them: VinDr-CXR, VinDr-Mammo,
+Chest ImaGenome (gold boxes on MIMIC-CXR-JPG).
 
-params:
-  dataset   vindr_cxr | vindr_mammo | chest_imagenome
-Names (relative to the subset's image root):
-  vindr_cxr        images/{image_id}.png (the full image) and crop/{image_id}_{cid}_{k}.png
-  vindr_mammo      images/{image_id}.png and crop/{image_id}_{cid}_{k}.png (test split; FOR PROCESSING skipped)
-  chest_imagenome  gold_crop/{dicom_id}_{cid}_0.png (the query images come through the MIMIC-CXR links)
-cid is the position of the class (region) name in the sorted list of names; k numbers the merged boxes of one
-(image, class) pair. Boxes follow the shared crop rule (boxes.reference_crop).
+params (every output name is a template; the fields each recipe fills are listed below):
+  recipe    a name of RECIPES, or {source variant: name} when the route depends on the copy the user has
+  query     name of the full (query) image under the image root; absent: the kind writes no query image
+  crop      name of one crop under the image root
+  png_copy  VinDr-CXR: where a user's own PNG copy of the DICOMs lives, relative to the source's raw folder
+  splits    the splits to build (default: every split, as the scripts do)
+
+Recipes (the route a source variant selects is in brackets):
+  vindr_cxr              annotations/annotations_{train,test}.csv; fields split (train|test, by the CSV),
+                         image_id, class_id, index. When the folder of `png_copy` (its part before the first
+                         field, e.g. <raw>/vindr-cxr/VinDr-CXR-dataset/ai-vinbigdata/) exists, every query
+                         image is hard-linked from that copy and the crops are cut from its pixels (the pixels
+                         the reference crops came from); otherwise the query image is written from the DICOM
+                         {split}/{image_id}.dicom (preprocess.dicomio: first VOI window, MONOCHROME1 inverted,
+                         8-bit), which reproduces the names but not necessarily the reference pixels.
+  vindr_mammo            [derived] the Mammo-CLIP copy: vindr_detection_v1_folds.csv (resized_* boxes) and
+                         images_png/<patient_id>/<image_id>.png, hard-linked; fields patient_id, image_id, split
+                         (training -> train, else test), class_id, index. Reproduces the reference.
+  vindr_mammo_physionet  [physionet] finding_annotations.csv (xmin..ymax) on images/<study_id>/<image_id>.dicom
+                         decoded by preprocess.dicomio (FOR PROCESSING images skipped); patient_id = study_id.
+                         Same names, but NOT the reference pixels: the derived copy's resize is not known.
+  chest_imagenome_gold   gold_dataset/gold_bbox_coordinate_annotations_1000images.csv on the MIMIC-CXR-JPG image
+                         that gold_all_sentences_500pts_1000studies.txt places (its first row of an image);
+                         fields image_id (the DICOM id), class_id; no query image (the MIMIC links serve it).
+                         A region annotated twice on one image keeps its last box (the script overwrites).
+
+Shared rules: rows without a box and "No finding"/"No Finding" are skipped; coordinates int(float(v)) floored
+at 0; class_id = position of the name in the sorted names seen in all splits; boxes of one (image, class) are
+merged (boxes.merge_overlapping) and crop `index` k is the k-th box of the merged list; crops follow
+boxes.reference_crop; pixels are kept in the image's own mode (8/16-bit gray, RGB).
 """
 
 from __future__ import annotations
 
 import ast
-import gzip
-import math
+import csv
+import os
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from PIL import Image
 
 from preprocess import boxes
 from preprocess.convert.base import write_output
 from preprocess.dicomio import read_dicom
-from preprocess.errors import RawDataError
+from preprocess.errors import PreprocessError, RawDataError
 from preprocess.pngio import encode_png
 
 
-def _read_csv(path: Path, required: set[str]) -> pd.DataFrame:
+@dataclass
+class Item:
+    """One image and the crops cut from it."""
+
+    image_id: str
+    source: str  # the raw image file (its path labels the item in logs and manifests)
+    fields: dict  # template fields of the image: split, patient_id, ...
+    crops: list = field(default_factory=list)  # (class_id, index, box)
+    link: bool = False  # the query image is the raw file itself (hard-linked), not written from pixels
+
+
+@dataclass(frozen=True)
+class Recipe:
+    plan: object  # plan(ctx) -> list[Item]
+    skip_for_processing: bool = False
+
+
+# --- reading the annotation files -----------------------------------------------------------------------------
+
+
+def _rows(path: Path, required: tuple[str, ...], delimiter: str = ","):
+    """(line number, row) of a CSV/TSV with the required columns; other columns are ignored."""
     try:
-        table = pd.read_csv(path, encoding="utf-8-sig")
-    except (OSError, ValueError) as exc:
-        raise RawDataError(f"{path}: cannot read ({exc})") from None
-    missing = required - set(table.columns)
-    if missing:
-        raise RawDataError(f"{path}: missing columns {sorted(missing)} (it has: {list(table.columns)})")
-    return table
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle, delimiter=delimiter)
+            missing = [c for c in required if c not in (reader.fieldnames or [])]
+            if missing:
+                raise RawDataError(
+                    f"{path}: missing columns {missing} (it has: {reader.fieldnames}); is it the right file?"
+                )
+            return [(number, row) for number, row in enumerate(reader, start=2)]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise RawDataError(f"{path}: cannot read ({exc}); download it again") from None
 
 
-def _finite(*values) -> bool:
-    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+def _box(path: Path, number: int, row: dict, columns: tuple[str, ...]) -> tuple[int, int, int, int]:
+    try:
+        return tuple(max(0, int(float(row[c]))) for c in columns)
+    except (TypeError, ValueError, OverflowError):
+        values = {c: row[c] for c in columns}
+        raise RawDataError(
+            f"{path} line {number}: box {values} is not four numbers; the file is damaged, download it again"
+        ) from None
 
 
-# Each planner returns items (image id, image path, {class id: [boxes]}) in a stable order.
+def _spec_path(ctx, file_id: str, source_id: str | None = None) -> Path:
+    source = ctx.source(source_id)
+    spec = source.file(file_id)
+    base = ctx.raw_dir(source_id)
+    return next((base / p for p in spec.paths if (base / p).exists()), base / spec.paths[0])
 
 
-def _vindr_cxr(base: Path) -> list:
-    table = _read_csv(
-        base / "annotations" / "annotations_test.csv", {"image_id", "class_name", "x_min", "y_min", "x_max", "y_max"}
+def _class_ids(names) -> dict[str, int]:
+    return {name: index for index, name in enumerate(sorted(set(names)))}
+
+
+def _grouped_items(groups: dict, image_of: dict, class_ids: dict) -> list[Item]:
+    """Items in image order, each with the merged boxes of its (image, class) groups."""
+    items: dict[str, Item] = {}
+    for (image_id, name), found in groups.items():
+        item = items.setdefault(image_id, image_of[image_id])
+        for index, box in enumerate(boxes.merge_overlapping(found)):
+            item.crops.append((class_ids[name], index, box))
+    return [items[k] for k in sorted(items)]
+
+
+# --- recipes --------------------------------------------------------------------------------------------------
+
+VINDR_CXR_FILES = (("annotations_train", "train"), ("annotations_test", "test"))
+VINDR_CXR_BOX = ("x_min", "y_min", "x_max", "y_max")
+
+
+def read_vindr_cxr(files) -> tuple[dict, dict]:
+    """Boxes of annotations_{train,test}.csv files ((path, split) pairs, train first): {(image_id, class name):
+    [box, ...]} in file order, and each image's split (an image in both files counts as the later one's)."""
+    groups, split_of = defaultdict(list), {}
+    for path, split in files:
+        for number, row in _rows(path, ("image_id", "class_name", *VINDR_CXR_BOX)):
+            if row["class_name"] == "No finding" or not (row["x_min"] or "").strip():
+                continue
+            groups[(row["image_id"], row["class_name"])].append(_box(path, number, row, VINDR_CXR_BOX))
+            split_of[row["image_id"]] = split
+    return groups, split_of
+
+
+def _vindr_cxr(ctx) -> list[Item]:
+    groups, split_of = read_vindr_cxr([(_spec_path(ctx, file_id), split) for file_id, split in VINDR_CXR_FILES])
+    base, copy = ctx.raw_dir(), ctx.params.get("png_copy")
+    use_copy = copy is not None and (base / _static_prefix(copy)).is_dir()
+    ctx.log(
+        f"{ctx.subset.key}: query images "
+        + (f"hard-linked from the PNG copy {base / _static_prefix(copy)}" if use_copy else "written from the DICOMs")
     )
-    table = table[table["class_name"] != "No finding"]
-    classes = sorted(table["class_name"].unique())
-    grouped: dict = defaultdict(lambda: defaultdict(list))
-    for row in table.itertuples(index=False):
-        if _finite(row.x_min, row.y_min, row.x_max, row.y_max) and row.x_max > row.x_min and row.y_max > row.y_min:
-            grouped[row.image_id][classes.index(row.class_name)].append((row.x_min, row.y_min, row.x_max, row.y_max))
-    return [
-        (
-            image_id,
-            str(base / "test" / f"{image_id}.dicom"),
-            {cid: boxes.merge_overlapping(found) for cid, found in sorted(by_class.items())},
-        )
-        for image_id, by_class in sorted(grouped.items())
-    ]
+    images = {}
+    for image_id, split in split_of.items():
+        fields = {"split": split, "image_id": image_id}
+        source = _format(ctx, "png_copy", fields) if use_copy else f"{split}/{image_id}.dicom"
+        images[image_id] = Item(image_id, str(base / source), fields, link=use_copy)
+    return _grouped_items(groups, images, _class_ids(name for _, name in groups))
 
 
-def _vindr_mammo(base: Path) -> list:
-    table = _read_csv(
-        base / "finding_annotations.csv",
-        {"study_id", "image_id", "finding_categories", "xmin", "ymin", "xmax", "ymax", "split"},
-    )
-    table = table[table["split"] == "test"]
-    rows = []
-    for row in table.itertuples(index=False):
+MAMMO_DERIVED_BOX = ("resized_xmin", "resized_ymin", "resized_xmax", "resized_ymax")
+MAMMO_PHYSIONET_BOX = ("xmin", "ymin", "xmax", "ymax")
+
+
+def _mammo(ctx, columns: tuple[str, ...], patient_column: str, image: str, link: bool) -> list[Item]:
+    path = _spec_path(ctx, "boxes")
+    groups, images = defaultdict(list), {}
+    for number, row in _rows(path, ("image_id", patient_column, "finding_categories", "split", *columns)):
+        if not (row[columns[0]] or "").strip():
+            continue
         try:
-            categories = ast.literal_eval(row.finding_categories)  # a Python-style list with single quotes
+            categories = ast.literal_eval(row["finding_categories"])  # a Python list with single quotes
         except (ValueError, SyntaxError):
             raise RawDataError(
-                f"finding_annotations.csv: unreadable finding_categories {row.finding_categories!r}"
+                f"{path} line {number}: finding_categories {row['finding_categories']!r} is not a list literal"
             ) from None
+        if categories == ["No Finding"]:
+            continue
+        box = _box(path, number, row, columns)
+        image_id = row["image_id"].replace(".png", "")
+        fields = {
+            "image_id": image_id,
+            "patient_id": row[patient_column],
+            "split": "train" if row["split"] == "training" else "test",
+        }
+        images[image_id] = Item(image_id, str(ctx.raw_dir() / image.format(**fields)), fields, link=link)
         for category in categories:
-            if category != "No Finding" and _finite(row.xmin, row.ymin, row.xmax, row.ymax):
-                rows.append((row.study_id, row.image_id, category, (row.xmin, row.ymin, row.xmax, row.ymax)))
-    classes = sorted({r[2] for r in rows})
-    grouped: dict = defaultdict(lambda: defaultdict(list))
-    studies = {}
-    for study, image_id, category, box in rows:
-        grouped[image_id][classes.index(category)].append(box)
-        studies[image_id] = study
-    return [
-        (
-            image_id,
-            str(base / "images" / studies[image_id] / f"{image_id}.dicom"),
-            {cid: boxes.merge_overlapping(found) for cid, found in sorted(by_class.items())},
-        )
-        for image_id, by_class in sorted(grouped.items())
-    ]
+            if category != "No Finding":
+                groups[(image_id, category)].append(box)
+    return _grouped_items(groups, images, _class_ids(name for _, name in groups))
 
 
-def _chest_imagenome(base: Path, mimic: Path) -> list:
-    table = _read_csv(
-        base / "gold_dataset" / "gold_bbox_coordinate_annotations_1000images.csv",
-        {"image_id", "bbox_name", "original_x1", "original_y1", "original_x2", "original_y2"},
-    )
-    classes = sorted(table["bbox_name"].unique())
-    with gzip.open(mimic / "mimic-cxr-2.0.0-split.csv.gz", "rt") as handle:
-        split = pd.read_csv(handle, dtype=str)
-    where = {
-        row.dicom_id: f"files/p{row.subject_id[:2]}/p{row.subject_id}/s{row.study_id}/{row.dicom_id}.jpg"
-        for row in split.itertuples(index=False)
-    }
-    grouped: dict = defaultdict(dict)
-    for row in table.itertuples(index=False):
-        dicom_id = str(row.image_id).removesuffix(".dcm")
-        cid = classes.index(row.bbox_name)
-        box = (row.original_x1, row.original_y1, row.original_x2, row.original_y2)
-        if cid not in grouped[dicom_id] and _finite(*box):  # the first annotation of a region is the crop
-            grouped[dicom_id][cid] = [box]
-    items = []
-    for dicom_id, by_class in sorted(grouped.items()):
-        if dicom_id not in where:
-            raise RawDataError(f"gold box image {dicom_id} is not in mimic-cxr-2.0.0-split.csv.gz")
-        items.append((dicom_id, str(mimic / where[dicom_id]), dict(sorted(by_class.items()))))
-    return items
+def _vindr_mammo(ctx) -> list[Item]:
+    return _mammo(ctx, MAMMO_DERIVED_BOX, "patient_id", "images_png/{patient_id}/{image_id}.png", link=True)
 
 
-def plan(ctx) -> list:
-    dataset = ctx.params["dataset"]
-    if dataset == "vindr_cxr":
-        return _vindr_cxr(ctx.raw_dir("vindr_cxr"))
-    if dataset == "vindr_mammo":
-        return _vindr_mammo(ctx.raw_dir("vindr_mammo"))
-    if dataset == "chest_imagenome":
-        return _chest_imagenome(ctx.raw_dir("chest_imagenome"), ctx.raw_dir("mimic_cxr_jpg"))
-    raise RawDataError(f"{ctx.subset.key}: no annotation recipe {dataset!r}")
+def _vindr_mammo_physionet(ctx) -> list[Item]:
+    return _mammo(ctx, MAMMO_PHYSIONET_BOX, "study_id", "images/{patient_id}/{image_id}.dicom", link=False)
 
 
-def _load(path: str, dataset: str, ctx) -> np.ndarray | None:
-    if dataset == "chest_imagenome":
-        try:
-            with Image.open(path) as image:
-                return np.asarray(image.convert("L"))
-        except OSError as exc:
-            raise RawDataError(f"{path}: unreadable image ({exc})") from None
-    image = read_dicom(Path(path))
-    if image.for_processing:
-        ctx.log(f"skipped {path}: a FOR PROCESSING image (not meant for display)")
+GOLD_BOX = ("original_x1", "original_y1", "original_x2", "original_y2")
+MIMIC_IMAGE = "files/p{patient_id:.2}/p{patient_id}/s{study_id}/{image_id}.jpg"
+
+
+def _chest_imagenome_gold(ctx) -> list[Item]:
+    sentences = _spec_path(ctx, "gold_sentences", "chest_imagenome")
+    placed = {}
+    for _, row in _rows(sentences, ("image_id", "patient_id", "study_id"), delimiter="\t"):
+        placed.setdefault(row["image_id"], row)  # the first row of an image places it
+    path = _spec_path(ctx, "gold_boxes", "chest_imagenome")
+    regions: dict[str, dict] = defaultdict(dict)
+    for number, row in _rows(path, ("image_id", "bbox_name", *GOLD_BOX)):
+        regions[row["image_id"]][row["bbox_name"]] = _box(path, number, row, GOLD_BOX)  # the last box wins
+    class_ids = _class_ids(name for found in regions.values() for name in found)
+    mimic, items, unplaced = ctx.raw_dir("mimic_cxr_jpg"), [], []
+    for image_id, found in regions.items():
+        if image_id not in placed:
+            unplaced.append(image_id)
+            continue
+        dicom_id = image_id.replace(".dcm", "")
+        where = {"image_id": dicom_id, "patient_id": placed[image_id]["patient_id"]}
+        source = mimic / MIMIC_IMAGE.format(study_id=placed[image_id]["study_id"], **where)
+        crops = [(class_ids[name], 0, box) for name, box in found.items()]
+        items.append(Item(dicom_id, str(source), {"image_id": dicom_id, "split": "test"}, crops))
+    if unplaced:
+        ctx.log(f"{len(unplaced)} gold images are not in {sentences.name} and have no crops (as in the reference)")
+    return sorted(items, key=lambda item: item.image_id)
+
+
+RECIPES = {
+    "vindr_cxr": Recipe(_vindr_cxr),
+    "vindr_mammo": Recipe(_vindr_mammo),
+    "vindr_mammo_physionet": Recipe(_vindr_mammo_physionet, skip_for_processing=True),
+    "chest_imagenome_gold": Recipe(_chest_imagenome_gold),
+}
+
+
+# --- names ----------------------------------------------------------------------------------------------------
+
+
+def _static_prefix(template: str) -> str:
+    return template.split("{", 1)[0]
+
+
+def _format(ctx, param: str, fields: dict) -> str:
+    try:
+        return ctx.params[param].format(**fields)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise PreprocessError(
+            f"{ctx.subset.key}: param {param} {ctx.params[param]!r} uses a field this recipe does not fill "
+            f"({exc}); its fields are {sorted(fields)}"
+        ) from None
+
+
+def recipe(ctx) -> Recipe:
+    chosen = ctx.params["recipe"]
+    if isinstance(chosen, dict):
+        variant = ctx.source().variant
+        if variant not in chosen:
+            raise PreprocessError(f"{ctx.subset.key}: no recipe for source variant {variant!r} (has: {sorted(chosen)})")
+        chosen = chosen[variant]
+    if chosen not in RECIPES:
+        raise PreprocessError(f"{ctx.subset.key}: unknown annotation recipe {chosen!r} (known: {sorted(RECIPES)})")
+    return RECIPES[chosen]
+
+
+# --- building -------------------------------------------------------------------------------------------------
+
+
+def plan(ctx) -> list[Item]:
+    splits = set(ctx.params.get("splits", ("train", "test")))
+    return [item for item in recipe(ctx).plan(ctx) if item.fields["split"] in splits]
+
+
+def _decode(path: str) -> np.ndarray:
+    """Pixels in the file's own mode: 8-bit gray, 16-bit gray or RGB (other modes as a loader sees them)."""
+    try:
+        with Image.open(path) as image:
+            if image.mode in ("L", "RGB"):
+                return np.asarray(image)
+            if image.mode.startswith("I"):
+                pixels = np.asarray(image)
+                if pixels.min() < 0 or pixels.max() > 65535:
+                    raise RawDataError(f"{path}: {image.mode} pixels outside 0..65535; not a gray PNG")
+                return pixels.astype(np.uint16)
+            return np.asarray(image.convert("L" if image.mode in ("1", "LA") else "RGB"))
+    except FileNotFoundError:
+        raise RawDataError(f"{path}: missing; the annotations name this image, complete the copy") from None
+    except OSError as exc:
+        raise RawDataError(f"{path}: unreadable image ({exc}); replace the file") from None
+
+
+def _pixels(ctx, item: Item, skip_for_processing: bool) -> np.ndarray | None:
+    if not item.source.endswith(".dicom"):
+        return _decode(item.source)
+    if not os.path.exists(item.source):
+        raise RawDataError(f"{item.source}: missing; the annotations name this image, download it again")
+    image = read_dicom(Path(item.source))
+    if image.for_processing and skip_for_processing:
+        ctx.log(f"skipped {item.source}: a FOR PROCESSING image (not meant for display), no query or crops")
         return None
     return image.pixels
 
 
-def build(ctx, items) -> None:
-    dataset = ctx.params["dataset"]
-    root, data_basedir, overwrite = ctx.image_root, ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    for image_id, path, by_class in ctx.track(items):
-        pixels = None
-        with ctx.guard(path):
-            pixels = _load(path, dataset, ctx)
-        if pixels is None:
-            continue
-        height, width = pixels.shape
-        if dataset != "chest_imagenome":
-            ctx.add_records(
-                [write_output(root / "images" / f"{image_id}.png", encode_png(pixels), data_basedir, overwrite)]
-            )
-        folder = "gold_crop" if dataset == "chest_imagenome" else "crop"
-        for cid, found in by_class.items():
-            for k, (x0, y0, x1, y1) in enumerate(found):
-                box = boxes.reference_crop(x0, y0, x1, y1, width, height)
-                area = np.ascontiguousarray(boxes.crop(pixels, box))
-                ctx.add_records(
-                    [
-                        write_output(
-                            root / folder / f"{image_id}_{cid}_{k}.png", encode_png(area), data_basedir, overwrite
-                        )
-                    ]
-                )
+def _build_one(ctx, item: Item, skip_for_processing: bool) -> None:
+    pixels = _pixels(ctx, item, skip_for_processing)
+    if pixels is None:
+        return
+    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
+    if "query" in ctx.params:
+        query = _format(ctx, "query", item.fields)
+        if item.link:
+            ctx.place_file(Path(item.source), query)
+        else:
+            ctx.add_records([write_output(ctx.output_path(query), encode_png(pixels), data_basedir, overwrite)])
+    height, width = pixels.shape[:2]
+    for class_id, index, box in item.crops:
+        x0, y0, x1, y1 = boxes.reference_crop(*box, width, height)
+        name = _format(ctx, "crop", {**item.fields, "class_id": class_id, "index": index})
+        area = np.ascontiguousarray(pixels[y0:y1, x0:x1])
+        ctx.add_records([write_output(ctx.output_path(name), encode_png(area), data_basedir, overwrite)])
+
+
+def build(ctx, items: list[Item]) -> None:
+    skip = recipe(ctx).skip_for_processing
+    for item in ctx.track(items):
+        with ctx.guard(item.source):
+            _build_one(ctx, item, skip)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.demo.archives import WRITERS as ARCHIVE_WRITERS
-from preprocess.demo.crops import WRITERS as CROP_WRITERS
+from preprocess.demo.annotations import WRITERS as ANNOTATION_WRITERS
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.masks import WRITERS as MASK_WRITERS
 from preprocess.demo.volumes import WRITERS as VOLUME_WRITERS
@@ -211,7 +211,7 @@ def medmnist3d(base: Path) -> dict[str, list[list[str]]]:
 WRITERS = {
     **VOLUME_WRITERS,
     **ARCHIVE_WRITERS,
-    **CROP_WRITERS,
+    **ANNOTATION_WRITERS,
     **MASK_WRITERS,
     "medmnist": medmnist,
     "medmnist3d": medmnist3d,
