@@ -257,7 +257,10 @@ CASES = {
         (RawDataError, r"m.csv: expected columns folder_name and split"),
     ),
     # an empty box is a row without a finding (skipped, as the script does); the text 'nan' is a bad box
-    "NaN coordinates": (case_nan_coordinates, (RawDataError, r"annotations_test.csv line 4: box .* is not four numbers")),
+    "NaN coordinates": (
+        case_nan_coordinates,
+        (RawDataError, r"annotations_test.csv line 4: box .* is not four numbers"),
+    ),
     "task JSON with ..": (case_json_dotdot, lambda r: r.unsafe == 1 and "climbs out" in r.failures[0].reason),
     "task JSON with an absolute path": (
         case_json_absolute,
