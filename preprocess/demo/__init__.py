@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -22,10 +23,23 @@ MARKER = ".medheb-demo"
 RELEASE = Path(__file__).parent / "release"
 
 
+def fingerprint() -> str:
+    """A digest of what the demo is made from (its writers, release files and the registry): a demo folder
+    written by another version of the package is written again."""
+    digest = hashlib.sha256()
+    package = Path(__file__).parents[1]
+    for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*")]):
+        if path.is_file():
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def write_demo(directory: Path, force: bool = False) -> Path:
-    """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically."""
+    """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically; an
+    existing demo folder of this version is kept as it is."""
     directory = Path(directory).resolve()
-    if (directory / MARKER).exists() and not force:
+    marker = directory / MARKER
+    if marker.exists() and not force and marker.read_text(encoding="utf-8").split()[-1] == fingerprint():
         return directory
     if directory.exists() and any(directory.iterdir()) and not (directory / MARKER).exists():
         raise PreprocessError(f"{directory} exists and is not a demo folder; choose an empty or new folder")
@@ -55,7 +69,7 @@ def _write(out: Path) -> None:
         "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"
         + yaml.safe_dump({"sources": overrides}, sort_keys=True), encoding="utf-8")
     _write_release(registry, data_basedir, referenced)
-    (out / MARKER).write_text("written by python -m preprocess demo\n", encoding="utf-8")
+    (out / MARKER).write_text(f"written by python -m preprocess demo, version {fingerprint()}\n", encoding="utf-8")
 
 
 def _write_release(registry: Registry, data_basedir: Path, referenced: dict[str, list[str]]) -> None:
