@@ -254,7 +254,7 @@ def test_mmdental_canonical_views_and_stretched_window(settings, demo, capsys):
     out = capsys.readouterr().out
     assert f"skipped {raw / 'B002'}: 2 NIfTI files" in out and f"skipped {raw / 'C003'}: no NIfTI file" in out
     root = demo / "DATA_BASEDIR" / "3D_Images" / "MMDental" / "cbct_png"
-    assert sorted(os.listdir(root)) == ["A001", "D004"]
+    assert sorted(os.listdir(root)) == ["A001", "A002", "D004"]
     for case, source in (("A001", raw / "A001" / "A001.nii.gz"), ("D004", raw / "D004" / "cbct.nii")):
         expected = ref_mmdental(source)
         assert sorted(os.listdir(root / case)) == sorted(expected)

@@ -173,10 +173,13 @@ def m3d(base: Path) -> dict:
 
 
 def mmdental(base: Path) -> dict:
-    """One CBCT stored LPS (so the closest canonical flips two axes), uneven sides, voxels 0.3 mm."""
-    cbct = (ct_phantom(shape=(44, 38, 30), seed=4) + 1000).astype(np.int16)
-    save_nifti(base / "A001" / "A001.nii.gz", cbct, np.diag([-0.3, -0.3, 0.3, 1.0]))
-    (base / "records.csv").write_text("case_id,visit,record\nA001,1,Caries &amp; filling\n")
+    """CBCTs stored LPS (so the closest canonical flips two axes), uneven sides, voxels 0.3 mm."""
+    for n, case in enumerate(("A001", "A002")):
+        cbct = (ct_phantom(shape=(44, 38, 30), seed=4 + n) + 1000).astype(np.int16)
+        save_nifti(base / case / f"{case}.nii.gz", cbct, np.diag([-0.3, -0.3, 0.3, 1.0]))
+    (base / "records.csv").write_text(
+        "case_id,visit,record\nA001,1,Caries &amp; filling\nA002,1,Impacted lower third molar\n"
+    )
     return {}
 
 
