@@ -19,47 +19,44 @@ CENTRES = np.arange(N) - (N - 1) / 2
 
 
 def reference_rule(path) -> np.ndarray:
-    """REFERENCE.md, CT-RATE DRR, step by step, with nibabel's get_fdata as the scripts read volumes."""
-    from skimage.morphology import closing, opening
-    from skimage.transform import resize
+    """REFERENCE.md, CT-RATE DRR (3D_Task/CT-RATE/CT2Xray.py), step by step on the whole volume, in the
+    script's dtypes, with OpenCV for the body mask and the resize."""
+    import cv2
 
     image = nib.load(str(path))
-    hu = np.clip(image.get_fdata(), -1000, 1200)
-    mu = np.maximum(0.0025 * (hu / 1000 + 1), 0)
-    mask = np.stack(
-        [
-            opening(closing(hu[:, :, k] > -700, np.ones((5, 5), bool)), np.ones((5, 5), bool))
-            for k in range(hu.shape[2])
-        ],
-        axis=2,
-    )
-    sx, sy, sz = (float(np.linalg.norm(image.affine[:3, i])) for i in range(3))
-    projection = np.exp(-(mu * mask).sum(axis=1) * sy)
-    lo, hi = np.percentile(projection, [0.5, 99.5])
-    projection = 1 - (np.clip(projection, lo, hi) - lo) / (hi - lo)
-    picture = projection.T[::-1]
-    if abs(sz - sx) > 0.01:
-        small = min(sx, sz)
-        picture = resize(
-            picture,
-            (round(picture.shape[0] * sz / small), round(picture.shape[1] * sx / small)),
-            order=1,
-            preserve_range=True,
-            anti_aliasing=False,
-        )
-    keep = picture > np.percentile(picture, 3)
-    rows, cols = np.where(keep.any(axis=1))[0], np.where(keep.any(axis=0))[0]
-    top, bottom = max(rows.min() - 8, 0), min(rows.max() + 9, picture.shape[0])
-    left, right = max(cols.min() - 8, 0), min(cols.max() + 9, picture.shape[1])
-    return (picture[top:bottom, left:right] * 255).astype(np.uint8)
+    data = np.asarray(image.dataobj).astype(np.float32)
+    zooms = image.header.get_zooms()[:3]
+    mu = np.clip(0.0025 * (np.clip(data, -1000, 1200) / 1000.0 + 1.0), 0, None).astype(np.float32)
+    mask = (data > -700).astype(np.uint8)
+    for z in range(mask.shape[2]):
+        closed = cv2.morphologyEx(mask[:, :, z], cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        mask[:, :, z] = cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+    mu = mu * mask.astype(np.float32)
+    projection = np.exp(-(np.sum(mu, axis=1) * float(zooms[1])))
+    p_low, p_high = np.percentile(projection, (0.5, 99.5))
+    projection = (np.clip(projection, p_low, p_high) - p_low) / (p_high - p_low + 1e-8)
+    picture = np.flipud(np.clip(1.0 - projection, 0, 1).astype(np.float32).T)
+    sp_row, sp_col = float(zooms[2]), float(zooms[0])
+    if abs(sp_row - sp_col) > 0.01:
+        smallest = min(sp_row, sp_col)
+        size = (round(picture.shape[1] * (sp_col / smallest)), round(picture.shape[0] * (sp_row / smallest)))
+        picture = cv2.resize(picture, size, interpolation=cv2.INTER_LINEAR)
+    coords = np.argwhere(picture > np.percentile(picture, 3))
+    (y0, x0), (y1, x1) = coords.min(axis=0), coords.max(axis=0)
+    h, w = picture.shape
+    picture = picture[max(0, y0 - 8) : min(h, y1 + 8), max(0, x0 - 8) : min(w, x1 + 8)]  # the max edge + 8, exclusive
+    return (picture * 255).astype(np.uint8)
 
 
 def test_reference_mode_matches_the_rule_pixel_for_pixel(settings, demo):
     steps.convert(settings, settings.registry(), "CT_RATE", "drr", 0, 1, None)
     root = demo / "DATA_BASEDIR" / "3D_Images" / "CT_RATE" / "valid_fixed_drr"
     raw = demo / "raw" / "CT-RATE" / "dataset" / "valid_fixed"
-    for sub in ("valid_1_a", "valid_2_b"):
+    assert sorted(p.name for p in root.iterdir()) == ["valid_1_a", "valid_2_a", "valid_2_b"]
+    for sub in ("valid_1_a", "valid_2_a", "valid_2_b"):  # valid_2_b: stored uint16 with a header intercept
+        assert sorted(p.name for p in (root / sub).iterdir()) == ["drr_ap.png"]
         with Image.open(root / sub / "drr_ap.png") as image:
+            assert image.mode == "L"
             got = np.array(image)
         want = reference_rule(next(raw.glob(f"*/{sub}/{sub}_1.nii.gz")))
         assert got.shape == want.shape

@@ -1,5 +1,5 @@
-"""3D slicing: each recipe against an independent computation of the benchmark's rule, the canonical mode's
-storage invariance, and bad volumes."""
+"""3D slicing: each recipe against an independent statement of the benchmark script's rule (in the script's own
+dtypes), the canonical mode's storage invariance, and bad volumes."""
 
 from __future__ import annotations
 
@@ -28,53 +28,101 @@ def _png(path: Path) -> np.ndarray:
         return np.array(image)
 
 
-def _load(path: Path) -> np.ndarray:
-    """Voxels as the reference scripts saw them: nibabel get_fdata, or the NRRD array in (x, y, z) order."""
+def _dataobj(path: Path) -> np.ndarray:
+    """Voxels as the scripts read them: `np.asarray(nib.load(p).dataobj)` (header scaling applied by nibabel),
+    or the NRRD array in (x, y, z) order as pynrrd returns it."""
     if path.name.endswith(".nrrd"):
-        return sitk.GetArrayFromImage(sitk.ReadImage(str(path))).transpose(2, 1, 0).astype(np.float64)
-    return nib.load(str(path)).get_fdata()
+        return sitk.GetArrayFromImage(sitk.ReadImage(str(path))).transpose(2, 1, 0)
+    return np.asarray(nib.load(str(path)).dataobj)
 
 
-# Independent statements of the reference rules (REFERENCE.md), written without the package's helpers.
+# Independent statements of the scripts' rules (3D_Task/*/cut_slides*.py), written without the package's helpers
+# and in the scripts' order of operations and dtypes.
 
 
-def ref_ct(volume, level, width, count=64):
-    n = volume.shape[2]
-    picks = [int(np.floor(v)) for v in np.linspace(0, n - 1, count)]
-    low, high = level - width / 2, level + width / 2
-    return [((np.clip(volume[:, :, i], low, high) - low) / (high - low) * 255).astype(np.uint8) for i in picks]
+def ref_ct_scale_then_clip(data, level, width, count=64):
+    """CT-RATE, RadGenome: per slice float32, scaled, then clipped to 0..255."""
+    hu_min, hu_max = level - width / 2, level + width / 2
+    out = []
+    for idx in np.linspace(0, data.shape[2] - 1, count, dtype=int):
+        sl = data[:, :, idx].astype(np.float32)
+        sl = (sl - hu_min) / (hu_max - hu_min) * 255.0
+        out.append(np.clip(sl, 0, 255).astype(np.uint8))
+    return out
 
 
-def _mr_range(volume, p_low, p_high):
-    volume = np.nan_to_num(volume, nan=0.0, posinf=0.0, neginf=0.0)
-    low, high = np.percentile(volume[volume > 0], [p_low, p_high])
-    if low == high:
-        low, high = volume.min(), volume.max()
-    return volume, low, high
+def ref_ct_clip_then_scale(data, level, width, count=64):
+    """HaN-Seg, SynthRAD: per slice float32, clipped to the window, then scaled."""
+    hu_min, hu_max = level - width / 2, level + width / 2
+    out = []
+    for idx in np.linspace(0, data.shape[2] - 1, count, dtype=int):
+        sl = np.clip(data[:, :, idx].astype(np.float32), hu_min, hu_max)
+        out.append(((sl - hu_min) / (hu_max - hu_min) * 255.0).astype(np.uint8))
+    return out
 
 
-def _to8(plane, low, high):
-    return ((np.clip(plane, low, high) - low) / (high - low) * 255).astype(np.uint8)
+def _ref_mr_volume(data, p_low, p_high):
+    vol = np.nan_to_num(data.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    foreground = vol[vol > 0]
+    if foreground.size == 0:
+        return np.zeros_like(vol, dtype=np.uint8)
+    lo = np.percentile(foreground, p_low)
+    hi = np.percentile(foreground, p_high)
+    if hi <= lo:
+        lo, hi = float(foreground.min()), float(foreground.max())
+        if hi <= lo:
+            return np.zeros_like(vol, dtype=np.uint8)
+    vol = np.clip(vol, lo, hi)
+    vol = (vol - lo) / (hi - lo) * 255.0
+    return np.clip(vol, 0, 255).astype(np.uint8)
 
 
-def ref_mr_contiguous(volume, p_low, p_high, fraction, count=64):
-    volume, low, high = _mr_range(volume, p_low, p_high)
-    good = [k for k in range(volume.shape[2]) if (volume[:, :, k] > 0).sum() >= fraction * volume[:, :, k].size]
-    first, last = (good[0], good[-1]) if good else (0, volume.shape[2] - 1)
-    picks = [int(v) for v in np.floor(np.linspace(first, last, count))]
-    return [_to8(volume[:, :, k], low, high) for k in picks]
+def _ref_informative(data, fraction):
+    good = []
+    for idx in range(data.shape[2]):
+        sl = np.nan_to_num(data[:, :, idx].astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+        if np.count_nonzero(sl > 0) / sl.size >= fraction:
+            good.append(idx)
+    return good
 
 
-def ref_mr_list(volume, p_low, p_high, fraction, short, count=64):
-    volume, low, high = _mr_range(volume, p_low, p_high)
-    good = [k for k in range(volume.shape[2]) if (volume[:, :, k] > 0).sum() >= fraction * volume[:, :, k].size]
-    good = good or list(range(volume.shape[2]))
-    positions = np.linspace(0, len(good) - 1, count)
-    if len(good) >= count or short == "floor":
-        picks = [good[int(np.floor(p))] for p in positions]
+def ref_mr(data, p_low, p_high, fraction, sampling, count=64):
+    """sampling: 'core' (CirrMRI600: the range first..last informative), 'round' (BraTS, HaN-Seg: short lists
+    rounded), 'floor' (SynthRAD)."""
+    norm = _ref_mr_volume(data, p_low, p_high)
+    good = _ref_informative(data, fraction)
+    if not good:
+        picks = np.linspace(0, data.shape[2] - 1, count, dtype=int).tolist()
+    elif sampling == "core":
+        picks = np.linspace(good[0], good[-1], count, dtype=int).tolist()
+    elif len(good) >= count or sampling == "floor":
+        picks = [good[p] for p in np.linspace(0, len(good) - 1, count, dtype=int)]
     else:
-        picks = [good[round(float(p))] for p in positions]  # Python rounds half to even, like np.rint
-    return [_to8(volume[:, :, k], low, high) for k in picks]
+        picks = [good[p] for p in np.round(np.linspace(0, len(good) - 1, count)).astype(int)]
+    return [norm[:, :, i] for i in picks]
+
+
+def ref_mmdental(path: Path) -> dict[str, np.ndarray]:
+    """MMDental (data/Preprocess/3D_Task/MMDental/cut_slides.py): closest canonical, float32, one stretched
+    window, 20 slices per view from the central 90 %, transposed, scaled, clipped to 0..1, times 255."""
+    volume = nib.as_closest_canonical(nib.load(str(path))).get_fdata(dtype=np.float32)
+    volume = np.nan_to_num(volume, nan=0.0, posinf=0.0, neginf=0.0)
+    values = volume[np.isfinite(volume)]
+    values = values[values != 0] if (values != 0).any() else values
+    lo, hi = float(np.percentile(values, 0.5)), float(np.percentile(values, 99.5))
+    if hi <= lo:
+        lo, hi = float(values.min()), float(values.max())
+    hi = lo + (hi - lo) * 1.2
+    out = {}
+    for view, axis in (("axial", 2), ("coronal", 1), ("sagittal", 0)):
+        n = volume.shape[axis]
+        start = max(0, min(round(n * 0.05), n - 1))
+        end = max(start + 1, min(round(n * 0.95), n))
+        for k, idx in enumerate(np.linspace(start, end - 1, 20, dtype=int)):
+            sl = np.take(volume, idx, axis=axis).T.astype(np.float32)
+            sl = np.clip((sl - lo) / (hi - lo), 0.0, 1.0)
+            out[f"{view}_slice_{k:03d}.png"] = (sl * 255.0).astype(np.uint8)
+    return out
 
 
 def _check_series(folder: Path, expected: list[np.ndarray]):
@@ -94,9 +142,10 @@ def test_ct_rate_window_and_names(settings, demo):
     assert sorted(os.listdir(out)) == ["valid_1_a", "valid_2_a", "valid_2_b"]  # only *_1 reconstructions
     for sub in os.listdir(out):
         source = next((demo / "raw" / "CT-RATE" / "dataset" / "valid_fixed").glob(f"*/{sub}/{sub}_1.nii.gz"))
-        expected = ref_ct(_load(source), -600, 1500)
         assert nib.load(str(source)).shape[2] == 36  # fewer slices than 64: indices repeat
-        _check_series(out / sub, expected)
+        _check_series(out / sub, ref_ct_scale_then_clip(_dataobj(source), -600, 1500))
+    scaled = demo / "raw" / "CT-RATE" / "dataset" / "valid_fixed" / "valid_2" / "valid_2_b" / "valid_2_b_1.nii.gz"
+    assert nib.load(str(scaled)).dataobj.inter == -1024  # HU through the header intercept
 
 
 def test_radgenome_mirrors_the_parent_path(settings, demo):
@@ -105,19 +154,20 @@ def test_radgenome_mirrors_the_parent_path(settings, demo):
         demo / "DATA_BASEDIR" / "3D_Images" / "RadGen_CT" / "valid_preprocessed_sliced" / "valid_1004" / "valid_1004a"
     )
     source = demo / "raw" / "RadGenome-ChestCT" / "dataset" / "valid_preprocessed" / "valid_1004" / "valid_1004a"
-    _check_series(folder, ref_ct(_load(source / "valid_1004_a_1.nii.gz"), -600, 1500))
+    _check_series(folder, ref_ct_scale_then_clip(_dataobj(source / "valid_1004_a_1.nii.gz"), -600, 1500))
 
 
-def test_cirrmri600_split_csv_healthy_prefix_and_contiguous_range(settings, demo):
+def test_cirrmri600_split_csv_healthy_prefix_and_contiguous_range(settings, demo, capsys):
     _convert(settings, "ChirrMRI600")
     root = demo / "DATA_BASEDIR" / "3D_Images" / "ChirrMRI600" / "Cirrhosis_T1_slide"
     assert sorted(str(p.relative_to(root)) for p in root.glob("*/*")) == ["test/7", "test/healthy_3", "train/12"]
+    assert "not in the split CSV, so not sliced (as the benchmark's script drops them): 99" in capsys.readouterr().out
     raw = demo / "raw" / "CirrMRI600+"
     for folder, source in (
         ("train/12", raw / "CirrMRI600+" / "Cirrhosis_T1_3D" / "train_images" / "12.nii.gz"),
         ("test/healthy_3", raw / "CirrMRI600+" / "Healthy_subjects" / "T1_W_Healthy" / "T1_images" / "3.nii.gz"),
     ):
-        _check_series(root / folder, ref_mr_contiguous(_load(source), 1.0, 99.5, 0.01))
+        _check_series(root / folder, ref_mr(_dataobj(source), 1.0, 99.5, 0.01, "core"))
 
 
 def test_cirrmri600_cross_has_both_sequences(settings, demo):
@@ -137,7 +187,7 @@ def test_brats_ped_splits_modalities_and_short_list_rounding(settings, demo):
         "val/t2w/BraTS-PED-00101-000",
     ]
     source = next((demo / "raw" / "BraTS2023-PED").glob("**/BraTS-PED-00002-000-t2w.nii.gz"))
-    _check_series(root / "train" / "t2w" / "BraTS-PED-00002-000", ref_mr_list(_load(source), 0.5, 99.5, 0.015, "round"))
+    _check_series(root / "train" / "t2w" / "BraTS-PED-00002-000", ref_mr(_dataobj(source), 0.5, 99.5, 0.015, "round"))
 
 
 def test_brats_men_case_folders(settings, demo):
@@ -145,16 +195,17 @@ def test_brats_men_case_folders(settings, demo):
     root = demo / "DATA_BASEDIR" / "3D_Images" / "BraTS_MEN" / "BraTS-MEN-Test"
     assert sorted(os.listdir(root)) == ["BraTS-MEN-00004-000", "BraTS-MEN-00008-001"]
     source = next((demo / "raw" / "BraTS2023-MEN").glob("**/BraTS-MEN-00004-000-t1n.nii.gz"))
-    _check_series(root / "BraTS-MEN-00004-000", ref_mr_list(_load(source), 0.5, 99.5, 0.015, "round"))
+    _check_series(root / "BraTS-MEN-00004-000", ref_mr(_dataobj(source), 0.5, 99.5, 0.015, "round"))
 
 
 def test_hanseg_nrrd_ct_and_mr(settings, demo):
     _convert(settings, "HaN-Seg")
     base = demo / "DATA_BASEDIR" / "3D_Images" / "HaN-Seg"
     raw = demo / "raw" / "HaN-Seg" / "set_1" / "case_02"
-    _check_series(base / "CT_slides" / "case_02", ref_ct(_load(raw / "case_02_IMG_CT.nrrd"), 50, 350))
+    ct = ref_ct_clip_then_scale(_dataobj(raw / "case_02_IMG_CT.nrrd"), 50, 350)
+    _check_series(base / "CT_slides" / "case_02", ct)
     _check_series(
-        base / "MRI_slides" / "case_02", ref_mr_list(_load(raw / "case_02_IMG_MR_T1.nrrd"), 0.5, 99.5, 0.015, "round")
+        base / "MRI_slides" / "case_02", ref_mr(_dataobj(raw / "case_02_IMG_MR_T1.nrrd"), 0.5, 99.5, 0.015, "round")
     )
     assert not list(base.rglob("*OAR*"))  # masks are not sliced
 
@@ -163,14 +214,12 @@ def test_synthrad_region_windows_and_floor_sampling(settings, demo):
     _convert(settings, "SynthRAD")
     base = demo / "DATA_BASEDIR" / "3D_Images" / "SynthRAD" / "images"
     raw = demo / "raw" / "SynthRAD2023" / "Task1"
-    _check_series(base / "ct" / "1BA001", ref_ct(_load(raw / "brain" / "1BA001" / "ct.nii.gz"), 40, 80))
-    _check_series(base / "ct" / "1PA004", ref_ct(_load(raw / "pelvis" / "1PA004" / "ct.nii.gz"), 35, 350))
-    _check_series(
-        base / "mri" / "1BA001", ref_mr_list(_load(raw / "brain" / "1BA001" / "mr.nii.gz"), 0.5, 99.5, 0.015, "floor")
-    )
-    _check_series(
-        base / "mri" / "1PA004", ref_mr_list(_load(raw / "pelvis" / "1PA004" / "mr.nii.gz"), 1.0, 99.5, 0.02, "floor")
-    )
+    brain, pelvis = raw / "brain" / "1BA001", raw / "pelvis" / "1PA004"
+    _check_series(base / "ct" / "1BA001", ref_ct_clip_then_scale(_dataobj(brain / "ct.nii.gz"), 40, 80))
+    _check_series(base / "ct" / "1PA004", ref_ct_clip_then_scale(_dataobj(pelvis / "ct.nii.gz"), 35, 350))
+    _check_series(base / "mri" / "1BA001", ref_mr(_dataobj(brain / "mr.nii.gz"), 0.5, 99.5, 0.015, "floor"))
+    _check_series(base / "mri" / "1PA004", ref_mr(_dataobj(pelvis / "mr.nii.gz"), 1.0, 99.5, 0.02, "floor"))
+    assert sorted(os.listdir(base / "ct")) == ["1BA001", "1BC002", "1PA004", "1PC005"]
     assert sorted(os.listdir(base)) == ["ct", "mri"]  # overview/ skipped
 
 
@@ -188,14 +237,31 @@ def test_mrnet_ten_slices_with_original_index_in_the_name(settings, demo):
     assert sorted(os.listdir(base / "coronal" / "1130")) == [f"slice_{k:02d}_orig_{k:03d}.png" for k in range(8)]
 
 
-def test_m3d_and_mmdental(settings, demo):
+def test_m3d_links_the_png_series(settings, demo):
     _convert(settings, "M3D")
     root = demo / "DATA_BASEDIR" / "3D_Images" / "M3D" / "ct_quizze" / "005375" / "Axial_C__delayed"
     assert sorted(os.listdir(root)) == ["0.png", "1.png", "10.png", "2.png"]
+
+
+def test_mmdental_canonical_views_and_stretched_window(settings, demo, capsys):
+    raw = demo / "raw" / "MMDental"
+    save_nifti(raw / "B002" / "scan_a.nii.gz", mr_phantom())  # two NIfTIs, neither named after the folder
+    save_nifti(raw / "B002" / "scan_b.nii.gz", mr_phantom())
+    (raw / "C003").mkdir()  # no NIfTI at all
+    only = mr_phantom(shape=(30, 26, 22))  # the folder's only NIfTI, not named after it
+    save_nifti(raw / "D004" / "cbct.nii", only, np.diag([-0.4, 0.4, 0.4, 1.0]))
     _convert(settings, "3D_Task/MMDental")
-    source = demo / "raw" / "MMDental" / "A001" / "A001.nii.gz"
-    expected = ref_mr_list(_load(source), 0.5, 99.5, 0.0, "floor")  # every slice counts as informative
-    _check_series(demo / "DATA_BASEDIR" / "3D_Images" / "MMDental" / "cbct_png" / "A001", expected)
+    out = capsys.readouterr().out
+    assert f"skipped {raw / 'B002'}: 2 NIfTI files" in out and f"skipped {raw / 'C003'}: no NIfTI file" in out
+    root = demo / "DATA_BASEDIR" / "3D_Images" / "MMDental" / "cbct_png"
+    assert sorted(os.listdir(root)) == ["A001", "A002", "D004"]
+    for case, source in (("A001", raw / "A001" / "A001.nii.gz"), ("D004", raw / "D004" / "cbct.nii")):
+        expected = ref_mmdental(source)
+        assert sorted(os.listdir(root / case)) == sorted(expected)
+        assert len(expected) == 60 and "sagittal_slice_019.png" in expected
+        for name, want in expected.items():
+            assert np.array_equal(_png(root / case / name), want), (case, name)
+    assert _png(root / "A001" / "axial_slice_000.png").shape == (38, 44)  # transposed: rows are the y axis
 
 
 def test_two_workers_write_the_same_slices(demo, tmp_path):
@@ -212,11 +278,43 @@ def test_selection_rules_on_literal_lists():
     assert T.evenly_spaced(0, 2, 5).tolist() == [0, 0, 1, 1, 2]
     assert T.list_sample_indices(np.array([3, 4, 5]), 9, 5, "round").tolist() == [3, 3, 4, 5, 5]  # half to even
     assert T.list_sample_indices(np.array([3, 4, 5]), 9, 5, "floor").tolist() == [3, 3, 4, 4, 5]
-    assert T.list_sample_indices(np.array([], dtype=int), 3, 4, "round").tolist() == [0, 1, 1, 2]
+    assert T.list_sample_indices(np.array([], dtype=int), 3, 4, "round").tolist() == [0, 0, 1, 2]  # floor
     assert T.contiguous_range_indices(np.array([2, 7]), 10, 3).tolist() == [2, 4, 7]
     assert T.window_to_uint8(np.array([-2000.0, -1350, -600, 150, 2000]), -600, 1500).tolist() == [0, 0, 127, 255, 255]
     assert T.percentile_range(np.zeros((2, 2, 2)), 1, 99) == (0.0, 0.0)
     assert T.normalise_to_uint8(np.ones((2, 2)), 1.0, 1.0).tolist() == [[0, 0], [0, 0]]
+
+
+@pytest.mark.parametrize(("level", "width"), [(-600, 1500), (50, 350), (40, 80), (35, 350)])
+def test_window_table_is_the_float32_rule_for_every_stored_value(level, width):
+    """Every int16 value through a header scaling whose float32 and float64 windows disagree on some values:
+    the table must hold the scripts' float32 bytes (nibabel scales in float64, the script casts to float32)."""
+    slope, inter = float(np.float32(0.01)), 0.0  # as a NIfTI header stores them (float32)
+    stored = np.arange(-32768, 32768).astype(np.int16)
+    hu = (stored * slope + inter).astype(np.float32)
+    hu_min, hu_max = level - width / 2, level + width / 2
+    script = np.clip((hu - hu_min) / (hu_max - hu_min) * 255.0, 0, 255).astype(np.uint8)
+    table = T.window_lut(np.dtype(np.int16), level, width, slope, inter)
+    assert np.array_equal(T.apply_lut(table, stored), script)
+    in_float64 = ((np.clip(stored * slope + inter, hu_min, hu_max) - hu_min) / width * 255).astype(np.uint8)
+    assert not np.array_equal(in_float64, script)  # a float64 window would fail this test
+
+
+def test_mr_window_takes_percentiles_one_at_a_time_in_float32(tmp_path):
+    """A float32 MR volume whose percentile window differs between float32 and float64 arithmetic."""
+    from preprocess.volumes.recipes import Profile
+    from preprocess.volumes.slicer import reference_slices
+
+    data = (np.random.default_rng(3).random((32, 32, 24)) * 997.3 + 0.37).astype(np.float32)
+    data[:, :, :3] = 0
+    save_nifti(tmp_path / "mr.nii.gz", data)
+    profile = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="floor")
+    got = [image for _, image in reference_slices(read_volume(tmp_path / "mr.nii.gz"), profile)]
+    want = ref_mr(_dataobj(tmp_path / "mr.nii.gz"), 0.5, 99.5, 0.015, "floor")
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    low, high = np.percentile(data[data > 0].astype(np.float64), [0.5, 99.5])
+    in_float64 = ((np.clip(data.astype(np.float64), low, high) - low) / (high - low) * 255).astype(np.uint8)
+    assert not np.array_equal(in_float64, _ref_mr_volume(data, 0.5, 99.5))  # a float64 window would fail this test
 
 
 # --- canonical mode: the same patient however the file stores it -------------------------------------------
@@ -328,7 +426,7 @@ def test_nans_count_as_background_and_a_flat_volume_gives_black(tmp_path):
     save_nifti(tmp_path / "nan.nii.gz", data)
     profile = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
     got = [image for _, image in reference_slices(read_volume(tmp_path / "nan.nii.gz"), profile)]
-    want = ref_mr_list(_load(tmp_path / "nan.nii.gz"), 0.5, 99.5, 0.015, "round")
+    want = ref_mr(_dataobj(tmp_path / "nan.nii.gz"), 0.5, 99.5, 0.015, "round")
     assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
     save_nifti(tmp_path / "flat.nii.gz", np.full((8, 8, 8), 5.0, np.float32))
     flat = reference_slices(read_volume(tmp_path / "flat.nii.gz"), profile)
@@ -341,7 +439,7 @@ def test_slice_command_on_one_file(tmp_path, capsys):
     save_nifti(tmp_path / "ct.nii.gz", ct_phantom())
     assert main(["slice", str(tmp_path / "ct.nii.gz"), str(tmp_path / "out"), "--window", "-600", "1500"]) == 0
     assert "64 slices of" in capsys.readouterr().out
-    expected = ref_ct(_load(tmp_path / "ct.nii.gz"), -600, 1500)
+    expected = ref_ct_scale_then_clip(_dataobj(tmp_path / "ct.nii.gz"), -600, 1500)
     _check_series(tmp_path / "out", expected)
     assert (
         main(

@@ -2,7 +2,9 @@
 MMDental).
 
 params:
-  dataset    recipe name (preprocess/volumes/recipes.py): discovery, output folders, value mapping
+  dataset    recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
+  folder     series folder under the subset folder: a template of the recipe's fields, or role -> template
+  name       slice file name template: {k}, {index}, {view}
   sequence   CirrMRI600 only: T1 or T2
   cases_file BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
 The orientation mode comes from the config (`orientation: reference` by default, or `canonical`).
@@ -13,22 +15,26 @@ from __future__ import annotations
 from preprocess.convert.base import for_each_item, write_output
 from preprocess.errors import RawDataError
 from preprocess.pngio import encode_png
-from preprocess.volumes.io import read_volume
-from preprocess.volumes.recipes import DATASETS
-from preprocess.volumes.slicer import canonical_slices, reference_slices
+from preprocess.volumes.recipes import DATASETS, resolve
+from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 
 def plan(ctx):
+    return discover(ctx, ctx.params["folder"])
+
+
+def discover(ctx, folder):
+    """The recipe's cases under the source's raw folder, each with its output folder from `folder`."""
     dataset = ctx.params["dataset"]
     if dataset not in DATASETS:
         raise RawDataError(f"{ctx.subset.key}: no slicing recipe {dataset!r} (known: {', '.join(DATASETS)})")
-    cases = DATASETS[dataset](ctx.raw_dir(ctx.params.get("source")), ctx.params)
+    raw = ctx.raw_dir(ctx.params.get("source"))
+    cases = DATASETS[dataset](raw, ctx.params, ctx.log)
     if not cases:
         raise RawDataError(
-            f"{ctx.subset.key}: no volumes found under {ctx.raw_dir(ctx.params.get('source'))}; "
-            "check the layout with `python -m preprocess check`"
+            f"{ctx.subset.key}: no volumes found under {raw}; check the layout with `python -m preprocess check`"
         )
-    return cases
+    return resolve(cases, folder, f"{ctx.subset.key}/{ctx.conversion.name}")
 
 
 def build(ctx, items) -> None:
@@ -36,9 +42,12 @@ def build(ctx, items) -> None:
 
 
 def _slice_case(ctx, case) -> list[tuple[str, str, str]]:
-    volume = read_volume(case.source)
+    volume = read_for(case.profile, case.source)
     mode = ctx.settings.orientation_for(ctx.subset.key)
-    slices = canonical_slices(volume, case.profile) if mode == "canonical" else reference_slices(volume, case.profile)
+    slicer = canonical_slices if mode == "canonical" else reference_slices
     folder = ctx.subset_dir / case.out_dir
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    return [write_output(folder / name, encode_png(image), data_basedir, overwrite) for name, image in slices]
+    return [
+        write_output(folder / name, encode_png(image), data_basedir, overwrite)
+        for name, image in slicer(volume, case.profile, ctx.params["name"])
+    ]

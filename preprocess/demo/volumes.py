@@ -12,11 +12,11 @@ from preprocess.demo.images import encode, pattern
 LPS = np.diag([-0.8, -0.8, 2.0, 1.0])  # voxel axes run to patient Left, Posterior, Superior
 
 
-def ct_phantom(shape=(48, 40, 36), seed: int = 0) -> np.ndarray:
+def ct_phantom(shape=(48, 40, 36), seed: int = 0, body_axes=(0.9, 0.7)) -> np.ndarray:
     """int16 HU: air, a body ellipse with lungs and a spine, changing along the third axis."""
     x, y, z = np.meshgrid(*(np.linspace(-1, 1, n) for n in shape), indexing="ij")
     hu = np.full(shape, -1000, dtype=np.int16)
-    body = (x / 0.9) ** 2 + (y / 0.7) ** 2 < 1 - 0.2 * z**2
+    body = (x / body_axes[0]) ** 2 + (y / body_axes[1]) ** 2 < 1 - 0.2 * z**2
     hu[body] = 40
     hu[body & (((x - 0.4) / 0.3) ** 2 + (y / 0.4) ** 2 < 1)] = -820
     hu[body & (((x + 0.4) / 0.3) ** 2 + (y / 0.4) ** 2 < 1)] = -780
@@ -51,111 +51,116 @@ def save_nrrd(path: Path, data: np.ndarray, spacing=(0.9, 0.9, 2.5)) -> None:
     sitk.WriteImage(image, str(path), True)
 
 
-def _series(folder: str, count: int = 64) -> list[str]:
-    return [f"{folder}/slice_{k:03d}.png" for k in range(count)]
+def save_scaled_nifti(path: Path, stored: np.ndarray, slope: float, inter: float, affine=LPS) -> None:
+    """Stored values with header scaling (scl_slope, scl_inter), as scanners export CT: HU = slope * v + inter."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image = nib.Nifti1Image(stored, affine)
+    image.header.set_slope_inter(slope, inter)
+    image.header.set_xyzt_units("mm")
+    nib.save(image, str(path))
+
+
+# The release's task JSONs for these subsets are literal files (preprocess/demo/release/3D_Task/): the writers
+# make exactly the series those files name and report nothing to generate.
 
 
 def ct_rate(base: Path) -> dict:
-    referenced = []
-    for n, (case, sub) in enumerate([("valid_1", "valid_1_a"), ("valid_2", "valid_2_a"), ("valid_2", "valid_2_b")]):
+    scans = [("valid_1", "valid_1_a"), ("valid_2", "valid_2_a"), ("valid_2", "valid_2_b")]
+    for n, (case, sub) in enumerate(scans):
         folder = base / "dataset" / "valid_fixed" / case / sub
-        save_nifti(folder / f"{sub}_1.nii.gz", ct_phantom(seed=n))
+        hu = ct_phantom(shape=(64, 48, 36), seed=n, body_axes=(0.6, 0.7))  # air beside the body: the DRR is cropped
+        if sub == "valid_2_b":  # stored unsigned with a header intercept: the reference reads HU through it
+            save_scaled_nifti(folder / f"{sub}_1.nii.gz", (hu + 1024).astype(np.uint16), 1.0, -1024.0)
+        else:
+            save_nifti(folder / f"{sub}_1.nii.gz", hu)
         save_nifti(folder / f"{sub}_2.nii.gz", ct_phantom(seed=n + 5))  # a second reconstruction: not used
-        referenced += [_series(f"valid_fixed_sliced/{sub}"), f"valid_fixed_drr/{sub}/drr_ap.png"]
     metadata = base / "dataset" / "metadata" / "validation_metadata.csv"
     metadata.parent.mkdir(parents=True, exist_ok=True)
-    metadata.write_text('VolumeName,XYSpacing,ZSpacing,RescaleIntercept,RescaleSlope\n'
-                        + "".join(f'{s}_1.nii.gz,"[0.8, 0.8]",2.0,-1024,1\n' for s in ("valid_1_a", "valid_2_a", "valid_2_b")))
-    return {"3D_Task/CT_RATE": referenced}
+    metadata.write_text(
+        "VolumeName,XYSpacing,ZSpacing,RescaleIntercept,RescaleSlope\n"
+        + "".join(f'{sub}_1.nii.gz,"[0.8, 0.8]",2.0,-1024,1\n' for _, sub in scans)
+    )
+    return {}
 
 
 def radgenome(base: Path) -> dict:
     folder = base / "dataset" / "valid_preprocessed" / "valid_1004" / "valid_1004a"  # no underscore upstream
     save_nifti(folder / "valid_1004_a_1.nii.gz", ct_phantom(seed=2))
-    return {"3D_Task/RadGen_CT": [_series("valid_1004/valid_1004a")]}
+    return {}
+
+
+CIRRMRI_SPLITS = {"12": "train", "7": "test", "healthy_3": "test"}
 
 
 def cirrmri600(base: Path) -> dict:
-    splits = {"12": "train", "7": "test", "healthy_3": "test"}
+    anisotropic = np.diag([1.4, 1.4, 5.0, 1])
     for sequence in ("T1", "T2"):
         root = base / "CirrMRI600+" / f"Cirrhosis_{sequence}_3D"  # extracted one level deeper
-        for case, split_folder in (("12", "train"), ("7", "test"), ("99", "valid")):
-            save_nifti(root / f"{split_folder}_images" / f"{case}.nii.gz", mr_phantom(seed=int(case)), np.diag([1.4, 1.4, 5.0, 1]))
+        for case, split_folder in (("12", "train"), ("7", "test"), ("99", "valid")):  # 99: not in the split CSV
+            save_nifti(root / f"{split_folder}_images" / f"{case}.nii.gz", mr_phantom(seed=int(case)), anisotropic)
             save_nifti(root / f"{split_folder}_masks" / f"{case}.nii.gz", (mr_phantom(seed=1) > 0).astype(np.uint8))
         healthy = base / "CirrMRI600+" / "Healthy_subjects" / f"{sequence}_W_Healthy"
-        save_nifti(healthy / f"{sequence}_images" / "3.nii.gz", mr_phantom(seed=3, empty=0), np.diag([1.4, 1.4, 5.0, 1]))
+        save_nifti(healthy / f"{sequence}_images" / "3.nii.gz", mr_phantom(seed=3, empty=0), anisotropic)
         save_nifti(healthy / f"{sequence}_masks" / "3.nii.gz", (mr_phantom(seed=3) > 0).astype(np.uint8))
-        rows = "".join(f"{folder},{split}\n" for folder, split in splits.items())
-        (base / f"Cirrhosis_{sequence}_slide_folders.csv").write_text("\ufefffolder_name,split\n" + rows, encoding="utf-8")
-    t1 = [_series(f"{split}/{folder}") for folder, split in splits.items()]
-    cross = [[f"Cirrhosis_{s}_slide/{p}" for p in _series(f"{split}/{folder}")] for s in ("T1", "T2")
-             for folder, split in splits.items()]
-    return {"3D_Task/ChirrMRI600": t1, "3D_Task/CirrMRI600_Cross": cross}
+        rows = "".join(f"{folder},{split}\n" for folder, split in CIRRMRI_SPLITS.items())
+        csv = base / f"Cirrhosis_{sequence}_slide_folders.csv"
+        csv.write_text("\ufefffolder_name,split\n" + rows, encoding="utf-8")
+    return {}
 
 
 def brats_ped(base: Path) -> dict:
     training = "ASNR-MICCAI-BraTS2023-PED-Challenge-TrainingData"
     cases = [(f"{training}/{training}", "BraTS-PED-00002-000", "train"),
              ("ASNR-MICCAI-BraTS2023-PED-Challenge-ValidationData", "BraTS-PED-00101-000", "val")]
-    referenced = []
     for n, (folder, case, split) in enumerate(cases):
         for modality in ("t1n", "t1c", "t2w", "t2f"):
             save_nifti(base / folder / case / f"{case}-{modality}.nii.gz", mr_phantom(seed=n + len(modality)))
         if split == "train":
             save_nifti(base / folder / case / f"{case}-seg.nii.gz", np.zeros((40, 36, 30), np.uint8))
-        referenced += [_series(f"{split}/{m}/{case}") for m in ("t1n", "t2w")]
-    return {"3D_Task/BraTS2023": referenced}
+    return {}
 
 
 def brats_men(base: Path) -> dict:
     root = base / "ASNR-MICCAI-BraTS2023-MEN-Challenge-TrainingData" / "BraTS-MEN-Train"
-    referenced = []
     for case in ("BraTS-MEN-00004-000", "BraTS-MEN-00008-001"):
         for modality in ("t1n", "t2w"):
             save_nifti(root / case / f"{case}-{modality}.nii.gz", mr_phantom(shape=(40, 36, 20), empty=2))
-        referenced.append(_series(case))
-    return {"3D_Task/BraTS_MEN": referenced}
+    return {}
 
 
 def hanseg(base: Path) -> dict:
-    referenced = []
     for n, case in enumerate(("case_01", "case_02")):
         folder = base / "set_1" / case
         save_nrrd(folder / f"{case}_IMG_CT.nrrd", ct_phantom(seed=n))
         save_nrrd(folder / f"{case}_IMG_MR_T1.nrrd", (mr_phantom(seed=n) * 3).astype(np.int16), spacing=(1.0, 1.0, 1.2))
         save_nrrd(folder / f"{case}_OAR_Brainstem.seg.nrrd", (ct_phantom(seed=n) > 500).astype(np.uint8))
-        referenced += [_series(f"CT_slides/{case}"), _series(f"MRI_slides/{case}")]
     (base / "set_1" / "OAR_data.csv").write_text("case;Brainstem\ncase_01;1\ncase_02;1\n")
-    return {"3D_Task/HaN-Seg": referenced}
+    return {}
 
 
 def synthrad(base: Path) -> dict:
-    referenced = []
-    for n, case in enumerate(("1BA001", "1PA004")):
+    for n, case in enumerate(("1BA001", "1BC002", "1PA004", "1PC005")):
         region = "brain" if case[1] == "B" else "pelvis"
+        affine = np.diag([1.0, 1.0, 1.0 if region == "brain" else 2.5, 1])
         folder = base / "Task1" / region / case
-        save_nifti(folder / "ct.nii.gz", ct_phantom(seed=n), np.diag([1.0, 1.0, 1.0 if region == "brain" else 2.5, 1]))
-        save_nifti(folder / "mr.nii.gz", mr_phantom(seed=n), np.diag([1.0, 1.0, 1.0 if region == "brain" else 2.5, 1]))
-        save_nifti(folder / "mask.nii.gz", np.ones((40, 36, 30), np.uint8))
-        referenced += [_series(f"ct/{case}"), _series(f"mri/{case}")]
+        save_nifti(folder / "ct.nii.gz", ct_phantom(seed=n), affine)
+        save_nifti(folder / "mr.nii.gz", mr_phantom(seed=n), affine)
+        save_nifti(folder / "mask.nii.gz", np.ones((40, 36, 30), np.uint8), affine)
     overview = base / "Task1" / "brain" / "overview"
     overview.mkdir(parents=True, exist_ok=True)
     (overview / "1_brain_train.xlsx").write_bytes(b"PK\x03\x04 not a volume")
-    return {"3D_Task/SynthRAD": referenced}
+    return {}
 
 
 def mrnet(base: Path) -> dict:
     root = base / "MRNet-v1.0"
-    referenced = []
     for plane, (case, slices) in {"axial": ("1130", 24), "coronal": ("1130", 8), "sagittal": ("1131", 16)}.items():
         volume = np.stack([pattern(k, (32, 32), 1) for k in range(slices)]).astype(np.uint8)
         (root / "valid" / plane).mkdir(parents=True, exist_ok=True)
         np.save(root / "valid" / plane / f"{case}.npy", volume)
-        chosen = range(slices) if slices <= 10 else np.floor(np.linspace(0, slices - 1, 10)).astype(int)
-        referenced.append([f"{plane}/{case}/slice_{k:02d}_orig_{i:03d}.png" for k, i in enumerate(chosen)])
     for task in ("abnormal", "acl", "meniscus"):  # headerless, ids zero-padded to 4 digits
         (root / f"valid-{task}.csv").write_text("1130,1\n1131,0\n")
-    return {"3D_Task/MRNet": referenced}
+    return {}
 
 
 def m3d(base: Path) -> dict:
@@ -168,9 +173,14 @@ def m3d(base: Path) -> dict:
 
 
 def mmdental(base: Path) -> dict:
-    save_nifti(base / "A001" / "A001.nii.gz", (ct_phantom(seed=4) + 1000).astype(np.int16), np.eye(4))
-    (base / "records.csv").write_text("case_id,visit,record\nA001,1,Caries &amp; filling\n")
-    return {"3D_Task/MMDental": [_series("A001")]}
+    """CBCTs stored LPS (so the closest canonical flips two axes), uneven sides, voxels 0.3 mm."""
+    for n, case in enumerate(("A001", "A002")):
+        cbct = (ct_phantom(shape=(44, 38, 30), seed=4 + n) + 1000).astype(np.int16)
+        save_nifti(base / case / f"{case}.nii.gz", cbct, np.diag([-0.3, -0.3, 0.3, 1.0]))
+    (base / "records.csv").write_text(
+        "case_id,visit,record\nA001,1,Caries &amp; filling\nA002,1,Impacted lower third molar\n"
+    )
+    return {}
 
 
 WRITERS = {

@@ -17,51 +17,68 @@ from preprocess.volumes.io import Volume
 
 # --- reference mode ----------------------------------------------------------------------------------------
 
+SLAB = 16  # axial slices per step: the projection is built slab by slab, never from a whole-volume copy
+
 
 def reference_drr(volume: Volume) -> np.ndarray:
-    """The benchmark's rule: mu = 0.0025 (HU/1000 + 1) inside a body mask, sum along file axis 1, exp,
-    0.5/99.5 percentile window, invert, rows = z (top = highest), square pixels, auto-crop, 8 bits."""
-    from skimage.morphology import closing, opening
-
+    """The benchmark's rule (CT2Xray), in its dtypes: float32 HU, mu = 0.0025 (HU/1000 + 1) inside a body mask
+    (OpenCV close then open, 5x5, per axial slice), summed along file axis 1 times the header's voxel size,
+    exp; the percentile window in float64 (the script asks for both percentiles at once, which NumPy answers
+    in float64), inverted; rows = z (top = highest), OpenCV bilinear resize to square pixels, auto-crop."""
     data = volume.data
     if data.ndim != 3 or min(data.shape) == 0:
         raise RawDataError(f"{volume.path}: cannot project a volume of shape {data.shape}")
-    spacing = volume.spacing
-    footprint = np.ones((5, 5), dtype=bool)
-    integral = np.empty((data.shape[0], data.shape[2]), dtype=np.float64)
-    for k in range(data.shape[2]):  # slab by slab: no float64 copy of the whole volume
-        hu = np.clip(volume.scaled(np.asarray(data[:, :, k])).astype(np.float64), -1000, 1200)
-        mu = np.maximum(0.0025 * (hu / 1000.0 + 1.0), 0.0)
-        body = opening(closing(hu > -700, footprint), footprint)
-        integral[:, k] = (mu * body).sum(axis=1) * spacing[1]
-    projection = np.exp(-integral)
-    low, high = np.percentile(projection, [0.5, 99.5])
-    if high > low:
-        projection = (np.clip(projection, low, high) - low) / (high - low)
-    else:
-        projection = np.zeros_like(projection)
-    image = np.flipud((1.0 - projection).T)  # rows: z, highest at the top; columns: file axis 0
-    image = _square(image, spacing[2], spacing[0])
-    return (_autocrop(image, pct=3.0, pad=8) * 255.0).astype(np.uint8)
+    zooms = volume.header_zooms
+    integral = np.empty((data.shape[0], data.shape[2]), dtype=np.float32)
+    for first in range(0, data.shape[2], SLAB):
+        last = min(first + SLAB, data.shape[2])
+        integral[:, first:last] = _slab_integral(volume, first, last)
+    projection = np.exp(-(integral * np.float32(zooms[1])))
+    low, high = np.percentile(projection, (0.5, 99.5))
+    projection = (np.clip(projection, low, high) - low) / (high - low + 1e-8)
+    image = np.clip(1.0 - projection, 0, 1).astype(np.float32)
+    image = _square(np.flipud(image.T), float(zooms[2]), float(zooms[0]))
+    return (_autocrop(image, pct=3, pad=8) * np.float32(255)).astype(np.uint8)
+
+
+def _slab_integral(volume: Volume, first: int, last: int) -> np.ndarray:
+    """Sum over file axis 1 of mu * body for axial slices first..last-1, in the script's memory order (x
+    fastest, as nibabel hands NIfTI voxels over), so the float32 sums add up in the same order."""
+    import cv2
+
+    hu = np.asfortranarray(volume.float32(np.asarray(volume.data[:, :, first:last])))
+    mu = np.clip(
+        np.float32(0.0025) * (np.clip(hu, np.float32(-1000), np.float32(1200)) / np.float32(1000.0) + np.float32(1.0)),
+        np.float32(0),
+        None,
+    )
+    body = np.asfortranarray((hu > -700).astype(np.uint8))
+    kernel = np.ones((5, 5), np.uint8)
+    for k in range(body.shape[2]):
+        closed = cv2.morphologyEx(body[:, :, k], cv2.MORPH_CLOSE, kernel)
+        body[:, :, k] = cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel)
+    return np.sum(mu * body.astype(np.float32), axis=1)
 
 
 def _square(image: np.ndarray, row_spacing: float, col_spacing: float) -> np.ndarray:
     if abs(row_spacing - col_spacing) <= 0.01:
         return image
-    from skimage.transform import resize
+    import cv2
 
     smallest = min(row_spacing, col_spacing)
-    shape = (round(image.shape[0] * row_spacing / smallest), round(image.shape[1] * col_spacing / smallest))
-    return resize(image, shape, order=1, preserve_range=True, anti_aliasing=False)
+    rows = round(image.shape[0] * (row_spacing / smallest))
+    cols = round(image.shape[1] * (col_spacing / smallest))
+    return cv2.resize(image, (cols, rows), interpolation=cv2.INTER_LINEAR)
 
 
 def _autocrop(image: np.ndarray, pct: float, pad: int) -> np.ndarray:
-    keep = image > np.percentile(image, pct)
-    if not keep.any():
+    """The bounding box of the pixels above the pct percentile, widened by pad on each side; its far edges
+    are max + pad, exclusive (one pixel less than max + 1 + pad), as the script slices."""
+    rows, cols = np.nonzero(image > np.percentile(image, pct))
+    if rows.size == 0:
         return image
-    rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
-    top, bottom = max(0, rows[0] - pad), min(image.shape[0], rows[-1] + 1 + pad)
-    left, right = max(0, cols[0] - pad), min(image.shape[1], cols[-1] + 1 + pad)
+    top, bottom = max(0, rows.min() - pad), min(image.shape[0], rows.max() + pad)
+    left, right = max(0, cols.min() - pad), min(image.shape[1], cols.max() + pad)
     return image[top:bottom, left:right]
 
 

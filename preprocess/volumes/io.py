@@ -6,6 +6,8 @@
 - NRRD (.nrrd, .seg.nrrd): SimpleITK, whose (z, y, x) array is transposed to (x, y, z) = file order without
   a copy; space directions and origin become an affine (converted from LPS to RAS).
 - .npy: numpy, memory-mapped.
+- MMDental's rule reads through nibabel itself (`read_nifti_canonical`): closest canonical orientation and
+  `get_fdata(float32)`, whose values the reference's pixels come from.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Volume:
     slope: float = 1.0
     inter: float = 0.0
     path: Path | None = None
+    zooms: tuple[float, ...] | None = None  # the header's voxel sizes (NIfTI pixdim), when it has them
 
     @property
     def spacing(self) -> tuple[float, ...]:
@@ -43,6 +46,16 @@ class Volume:
         if not self.is_scaled:
             return array
         return array.astype(np.float64) * self.slope + self.inter
+
+    def float32(self, array: np.ndarray) -> np.ndarray:
+        """`np.asarray(dataobj).astype(np.float32)` of the reference scripts, for (a part of) the data: nibabel
+        scales in float64, the scripts then cast to float32."""
+        return self.scaled(array).astype(np.float32)
+
+    @property
+    def header_zooms(self) -> tuple[float, ...]:
+        """Voxel sizes as the reference scripts read them (`header.get_zooms()`), else the affine's."""
+        return tuple(float(z) for z in self.zooms[:3]) if self.zooms is not None else self.spacing
 
 
 def read_volume(path: Path) -> Volume:
@@ -76,6 +89,7 @@ def read_nifti(path: Path) -> Volume:
         offset = int(proxy.offset)
         slope, inter = float(proxy.slope), float(proxy.inter)
         order = proxy.order
+        zooms = tuple(float(z) for z in image.header.get_zooms()[:3])
     except Exception as exc:  # nibabel raises many types for a damaged header
         raise RawDataError(
             f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
@@ -98,7 +112,33 @@ def read_nifti(path: Path) -> Volume:
     data = np.frombuffer(raw, dtype=dtype, count=count).reshape(shape, order=order)
     slope = 1.0 if slope is None or not np.isfinite(slope) or slope == 0 else float(slope)
     inter = 0.0 if inter is None or not np.isfinite(inter) else float(inter)
-    return Volume(_squeeze_4d(data, path), np.asarray(image.affine, dtype=np.float64), slope, inter, path)
+    affine = np.asarray(image.affine, dtype=np.float64)
+    return Volume(_squeeze_4d(data, path), affine, slope, inter, path, zooms)
+
+
+def read_nifti_canonical(path: Path) -> Volume:
+    """nibabel's closest canonical (RAS) image as float32 (`get_fdata(dtype=float32)`), NaN/inf -> 0, a
+    singleton 4th axis dropped; header scaling is already in the values."""
+    import nibabel as nib
+
+    try:
+        image = nib.as_closest_canonical(nib.load(str(path)))
+        data = image.get_fdata(dtype=np.float32)
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError) as exc:
+        raise RawDataError(
+            f"{path}: unreadable NIfTI ({type(exc).__name__}: {exc}); the file is truncated or corrupt, "
+            "download it again"
+        ) from None
+    except Exception as exc:  # nibabel raises many types for a damaged header
+        raise RawDataError(
+            f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); download it again"
+        ) from None
+    data = np.nan_to_num(data, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+    if data.ndim == 4 and data.shape[3] == 1:
+        data = data[:, :, :, 0]
+    if data.ndim != 3:
+        raise RawDataError(f"{path}: expected a 3D volume, got shape {data.shape}")
+    return Volume(data, np.asarray(image.affine, dtype=np.float64), 1.0, 0.0, path)
 
 
 def read_nrrd(path: Path) -> Volume:

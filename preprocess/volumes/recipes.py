@@ -1,18 +1,29 @@
-"""Per-dataset slicing recipes: which files are volumes, where their slices go, how values become 8 bits.
+"""Per-dataset slicing recipes: which files are volumes, what names they supply, how values become 8 bits.
 
-Each discover_* function walks one raw download and returns Cases in a stable (natural) order. Output folders
-are relative to the subset folder (e.g. 3D_Images/CT_RATE). Parameters and names follow the benchmark's own
-scripts (see the README, "3D slicing"); per-dataset differences that a parameter cannot express live here.
+Each recipe walks one raw download and returns Cases: a volume, its profile, the fields that its output
+folder template may use (and a role, when one dataset has series of several kinds). The folder and file
+names themselves are templates in the subset's entry of registry/subsets.yaml; `resolve` formats them.
+
+Fields per recipe ({field} in the `folder` template; roles choose among several templates):
+  ct_rate            {patient} valid_1, {scan} valid_1_a
+  radgenome_chestct  {path} the volume's folder under valid_preprocessed/, e.g. valid_1004/valid_1004a
+  cirrmri600         {split} from the split CSV, {case} the CSV's folder_name (healthy subjects: healthy_<id>)
+  brats_ped          roles training | validation (the raw folder holds TrainingData or not); {modality}, {case}
+  brats_men          {case}
+  hanseg             roles ct | mr; {case}
+  synthrad2023       roles ct | mr; {region} brain | pelvis, {case}
+  mrnet              {plane}, {case}
+  mmdental           {case}
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from preprocess.csvio import read_split_csv
-from preprocess.errors import RawDataError
+from preprocess.errors import PreprocessError, RawDataError
 
 SLICES = 64
 
@@ -21,22 +32,26 @@ SLICES = 64
 class Profile:
     """How a volume becomes 8-bit slices."""
 
-    kind: str  # ct_window | mr_contiguous | mr_list | mrnet
+    kind: str  # ct_window | mr_contiguous | mr_list | mrnet | cbct_views
     level: float = 0.0
     width: float = 0.0
     low_pct: float = 0.5
     high_pct: float = 99.5
     fraction: float = 0.015
     short: str = "round"  # mr_list: positions when the informative list is short (round | floor)
-    count: int = SLICES
+    count: int = SLICES  # per view for cbct_views
+    stretch: float = 1.0  # cbct_views: the window's upper bound moved out by this factor
+    views: tuple[tuple[str, int], ...] = ()  # cbct_views: (view, array axis) in output order
+    span: tuple[float, float] = (0.0, 1.0)  # cbct_views: part of each axis the slices are taken from
 
 
 @dataclass(frozen=True)
 class Case:
     source: Path
-    out_dir: str
     profile: Profile
-    sort_key: tuple = field(default=(), compare=False)
+    fields: dict = field(default_factory=dict, compare=False)
+    role: str | None = None
+    out_dir: str = ""  # set by resolve()
 
 
 def natural_key(text: str) -> tuple:
@@ -44,8 +59,29 @@ def natural_key(text: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
-def _sorted(cases: list[Case]) -> list[Case]:
-    return sorted(cases, key=lambda c: natural_key(c.out_dir))
+def resolve(cases: list[Case], folder, where: str) -> list[Case]:
+    """Give each case its output folder from the template (or the role's template), one case per folder, in
+    natural order of the folders."""
+    named = [replace(case, out_dir=fill(_template_for(folder, case, where), case.fields, where)) for case in cases]
+    return sorted(_unique(named), key=lambda c: natural_key(c.out_dir))
+
+
+def fill(template: str, fields: dict, where: str) -> str:
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise PreprocessError(
+            f"{where}: template {template!r} does not fit ({type(exc).__name__}: {exc}); "
+            f"available fields: {', '.join(sorted(fields)) or 'none'}"
+        ) from None
+
+
+def _template_for(folder, case: Case, where: str) -> str:
+    if isinstance(folder, str):
+        return folder
+    if case.role not in folder:
+        raise PreprocessError(f"{where}: the folder templates have no entry for {case.role!r} ({case.source})")
+    return folder[case.role]
 
 
 def _rglob(base: Path, pattern: str) -> list[Path]:
@@ -56,69 +92,72 @@ def _strip_nii(name: str) -> str:
     return re.sub(r"\.nii(\.gz)?$", "", name)
 
 
-def ct_rate(base: Path, params: dict) -> list[Case]:
-    profile = Profile("ct_window", level=-600, width=1500)
-    files = _rglob(base, "dataset/valid_fixed/*/*/*_1.nii.gz")
-    return _sorted([Case(f, f"valid_fixed_sliced/{f.parent.name}", profile) for f in files])
+LUNG = Profile("ct_window", level=-600, width=1500)
 
 
-def radgenome_chestct(base: Path, params: dict) -> list[Case]:
-    profile = Profile("ct_window", level=-600, width=1500)
+def ct_rate(base: Path, params: dict, log) -> list[Case]:
+    return [
+        Case(f, LUNG, {"patient": f.parent.parent.name, "scan": f.parent.name})
+        for f in _rglob(base, "dataset/valid_fixed/*/*/*_1.nii.gz")
+        if f.name == f"{f.parent.name}_1.nii.gz"  # the first reconstruction of the scan its folder names
+    ]
+
+
+def radgenome_chestct(base: Path, params: dict, log) -> list[Case]:
     root = base / "dataset" / "valid_preprocessed"
-    files = _rglob(root, "**/*_1.nii.gz")
-    return _sorted(
-        [Case(f, f"valid_preprocessed_sliced/{f.parent.relative_to(root).as_posix()}", profile) for f in files]
-    )
+    return [Case(f, LUNG, {"path": f.parent.relative_to(root).as_posix()}) for f in _rglob(root, "**/*_1.nii.gz")]
 
 
-def cirrmri600(base: Path, params: dict) -> list[Case]:
+def cirrmri600(base: Path, params: dict, log) -> list[Case]:
     sequence = params["sequence"]  # T1 or T2
     profile = Profile("mr_contiguous", low_pct=1.0, high_pct=99.5, fraction=0.01)
-    split_csv = base / f"Cirrhosis_{sequence}_slide_folders.csv"
-    splits = read_split_csv(split_csv, ("folder_name",))
+    splits = read_split_csv(base / f"Cirrhosis_{sequence}_slide_folders.csv", ("folder_name",))
     found = {}
     for path in _rglob(base, f"**/Cirrhosis_{sequence}_3D/*_images/*.nii.gz"):
         found.setdefault(_strip_nii(path.name), path)
     for path in _rglob(base, f"**/{sequence}_W_Healthy/{sequence}_images/*.nii.gz"):
-        found.setdefault(f"healthy_{_strip_nii(path.name)}", path)
-    cases = [
-        Case(path, f"Cirrhosis_{sequence}_slide/{splits[folder]}/{folder}", profile)
-        for folder, path in found.items()
-        if folder in splits
+        found.setdefault(f"healthy_{_strip_nii(path.name)}", path)  # how the split CSV names healthy subjects
+    unlisted = sorted(set(found) - set(splits), key=natural_key)
+    if unlisted:
+        log(f"not in the split CSV, so not sliced (as the benchmark's script drops them): {', '.join(unlisted)}")
+    return [
+        Case(path, profile, {"split": splits[case], "case": case}) for case, path in found.items() if case in splits
     ]
-    return _sorted(cases)
 
 
-def brats_ped(base: Path, params: dict) -> list[Case]:
-    profile = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
+BRATS = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
+
+
+def brats_ped(base: Path, params: dict, log) -> list[Case]:
     cases = []
     for modality in ("t1n", "t2w"):
         for path in _rglob(base, f"**/BraTS-PED-*-{modality}.nii.gz"):
-            case_id = path.parent.name
-            split = "train" if any("TrainingData" in part for part in path.relative_to(base).parts) else "val"
-            cases.append(Case(path, f"{split}/{modality}/{case_id}", profile))
-    return _sorted(_unique(cases))
+            training = any("TrainingData" in part for part in path.relative_to(base).parts)
+            role = "training" if training else "validation"
+            cases.append(Case(path, BRATS, {"modality": modality, "case": path.parent.name}, role))
+    return cases
 
 
-def brats_men(base: Path, params: dict) -> list[Case]:
-    profile = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
+def brats_men(base: Path, params: dict, log) -> list[Case]:
     wanted = None
     if params.get("cases_file"):
         wanted = {line.strip() for line in (base / params["cases_file"]).read_text().splitlines() if line.strip()}
-    cases = [
-        Case(p, f"BraTS-MEN-Test/{p.parent.name}", profile)
+    return [
+        Case(p, BRATS, {"case": p.parent.name})
         for p in _rglob(base, "**/BraTS-MEN-*-t1n.nii.gz")
         if wanted is None or p.parent.name in wanted
     ]
-    return _sorted(_unique(cases))
 
 
-def hanseg(base: Path, params: dict) -> list[Case]:
+def hanseg(base: Path, params: dict, log) -> list[Case]:
     ct = Profile("ct_window", level=50, width=350)
-    mr = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.015, short="round")
-    cases = [Case(p, f"CT_slides/{p.parent.name}", ct) for p in _rglob(base, "set_1/case_*/case_*_IMG_CT.nrrd")]
-    cases += [Case(p, f"MRI_slides/{p.parent.name}", mr) for p in _rglob(base, "set_1/case_*/case_*_IMG_MR_T1.nrrd")]
-    return _sorted(cases)
+    files = {"ct": ("_IMG_CT.nrrd", ct), "mr": ("_IMG_MR_T1.nrrd", BRATS)}
+    return [
+        Case(p, profile, {"case": p.parent.name}, role)
+        for role, (suffix, profile) in files.items()
+        for p in _rglob(base, f"set_1/*/*{suffix}")
+        if p.name == f"{p.parent.name}{suffix}"
+    ]
 
 
 SYNTHRAD = {
@@ -129,28 +168,58 @@ SYNTHRAD = {
 }
 
 
-def synthrad2023(base: Path, params: dict) -> list[Case]:
-    cases = []
-    for (region, modality), profile in SYNTHRAD.items():
-        folder = "ct" if modality == "ct" else "mri"
-        for path in _rglob(base, f"Task1/{region}/*/{modality}.nii.gz"):
-            cases.append(Case(path, f"images/{folder}/{path.parent.name}", profile))
-    return _sorted(cases)
+def synthrad2023(base: Path, params: dict, log) -> list[Case]:
+    return [
+        Case(path, profile, {"region": region, "case": path.parent.name}, modality)
+        for (region, modality), profile in SYNTHRAD.items()
+        for path in _rglob(base, f"Task1/{region}/*/{modality}.nii.gz")
+    ]
 
 
-def mrnet(base: Path, params: dict) -> list[Case]:
+def mrnet(base: Path, params: dict, log) -> list[Case]:
     profile = Profile("mrnet", count=10)
-    cases = [
-        Case(p, f"valid_images/{p.parent.name}/{p.stem}", profile)
+    return [
+        Case(p, profile, {"plane": p.parent.name, "case": p.stem})
         for p in _rglob(base, "MRNet-v1.0/valid/*/*.npy")
         if p.parent.name in ("axial", "coronal", "sagittal")
     ]
-    return _sorted(cases)
 
 
-def mmdental(base: Path, params: dict) -> list[Case]:
-    profile = Profile("mr_list", low_pct=0.5, high_pct=99.5, fraction=0.0, short="floor")
-    return _sorted([Case(p, f"cbct_png/{p.parent.name}", profile) for p in _rglob(base, "*/*.nii.gz")])
+CBCT = Profile(
+    "cbct_views",
+    low_pct=0.5,
+    high_pct=99.5,
+    count=20,
+    stretch=1.2,
+    views=(("axial", 2), ("coronal", 1), ("sagittal", 0)),
+    span=(0.05, 0.95),
+)
+
+
+def mmdental(base: Path, params: dict, log) -> list[Case]:
+    """One volume per case folder: <case>.nii.gz, else <case>.nii, else the folder's only NIfTI."""
+    cases = []
+    for folder in sorted((p for p in base.iterdir() if p.is_dir()), key=lambda p: natural_key(p.name)):
+        volume = _mmdental_volume(folder, log)
+        if volume is not None:
+            cases.append(Case(volume, CBCT, {"case": folder.name}))
+    return cases
+
+
+def _mmdental_volume(folder: Path, log) -> Path | None:
+    for name in (f"{folder.name}.nii.gz", f"{folder.name}.nii"):
+        if (folder / name).is_file():
+            return folder / name
+    found = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and (p.name.lower().endswith(".nii.gz") or p.suffix.lower() == ".nii")
+    )
+    if len(found) == 1:
+        return found[0]
+    what = "no NIfTI file" if not found else f"{len(found)} NIfTI files and none named {folder.name}.nii.gz"
+    log(f"skipped {folder}: {what} (the benchmark's script skips such folders too)")
+    return None
 
 
 def _unique(cases: list[Case]) -> list[Case]:

@@ -1,48 +1,87 @@
-"""Turn one volume into named 8-bit slices, in reference-compatible or canonical mode."""
+"""Volumes to 8-bit slices, in reference-compatible or canonical mode.
+
+Each slicer yields (fields, image); `name` (the subset's file name template) turns the fields into a file
+name: {k} the position in the series, {index} the slice's index in the volume, {view} (cbct_views).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.volumes import transforms as T
-from preprocess.volumes.io import Volume
-from preprocess.volumes.recipes import Profile
+from preprocess.volumes.io import Volume, read_nifti_canonical, read_volume
+from preprocess.volumes.recipes import Profile, fill
+
+# The `slice` command's names for one file outside any subset; conversions pass their subset's template.
+COMMAND_NAME = "slice_{k:03d}.png"
 
 
-def reference_slices(volume: Volume, profile: Profile) -> list[tuple[str, np.ndarray]]:
-    """The benchmark scripts' behaviour: no reorientation, slices along file axis 2 (MRNet: axis 0)."""
+def read_for(profile: Profile, path: Path) -> Volume:
+    """The reader whose values the profile's rule starts from (MMDental's rule reads through nibabel)."""
+    return read_nifti_canonical(path) if profile.kind == "cbct_views" else read_volume(path)
+
+
+def reference_slices(volume: Volume, profile: Profile, name: str = COMMAND_NAME) -> list[tuple[str, np.ndarray]]:
+    """The benchmark scripts' behaviour: no reorientation (MMDental: nibabel's closest canonical), slices
+    along file axis 2 (MRNet: axis 0; MMDental: all three axes)."""
+    return _named(_reference(volume, profile), name, volume)
+
+
+def _named(slices, name: str, volume: Volume) -> list[tuple[str, np.ndarray]]:
+    return [(fill(name, fields, str(volume.path)), np.ascontiguousarray(image)) for fields, image in slices]
+
+
+def _reference(volume: Volume, profile: Profile):
     data = volume.data
     if profile.kind == "mrnet":
         total = data.shape[0]
         chosen = np.arange(total) if total <= profile.count else T.evenly_spaced(0, total - 1, profile.count)
-        return [
-            (f"slice_{k:02d}_orig_{idx:03d}.png", T.minmax_to_uint8(np.asarray(data[idx])))
-            for k, idx in enumerate(chosen)
-        ]
+        return [({"k": k, "index": int(i)}, T.minmax_to_uint8(np.asarray(data[i]))) for k, i in enumerate(chosen)]
     _check_values(volume)
-    total = data.shape[2]
+    if profile.kind == "cbct_views":
+        return _cbct_views(data, profile)
     if profile.kind == "ct_window":
-        chosen = T.evenly_spaced(0, total - 1, profile.count)
-        lut = T.window_lut(data.dtype, profile.level, profile.width, volume.slope, volume.inter)
-        planes = [data[:, :, i] for i in chosen]
-        mapped = [
-            T.apply_lut(lut, p)
-            if lut is not None
-            else T.window_to_uint8(volume.scaled(p), profile.level, profile.width)
-            for p in planes
-        ]
-        return [(f"slice_{k:03d}.png", image) for k, image in enumerate(mapped)]
-    values = volume.scaled(data)
+        chosen = T.evenly_spaced(0, data.shape[2] - 1, profile.count)
+        return [({"k": k, "index": int(i)}, _ct_slice(volume, profile, i)) for k, i in enumerate(chosen)]
+    values = T.finite_float32(volume.scaled(data))
     chosen = _mr_indices(values, profile, axis=2)
-    low, high = T.percentile_range(values, profile.low_pct, profile.high_pct)
-    return [(f"slice_{k:03d}.png", T.normalise_to_uint8(values[:, :, i], low, high)) for k, i in enumerate(chosen)]
+    window = T.mr_window(values, profile.low_pct, profile.high_pct)
+    return [({"k": k, "index": int(i)}, T.mr_to_uint8(values[:, :, i], window)) for k, i in enumerate(chosen)]
 
 
-def canonical_slices(volume: Volume, profile: Profile) -> list[tuple[str, np.ndarray]]:
-    """Corrected mode: RAS canonical frame, radiological axial display, square pixels, unique indices."""
-    if volume.affine is None or profile.kind == "mrnet":
-        return reference_slices(volume, profile)
+_LUTS: dict = {}
+
+
+def _ct_slice(volume: Volume, profile: Profile, index: int) -> np.ndarray:
+    plane = volume.data[:, :, index]
+    key = (plane.dtype.str, profile.level, profile.width, volume.slope, volume.inter)
+    if key not in _LUTS:
+        _LUTS[key] = T.window_lut(plane.dtype, profile.level, profile.width, volume.slope, volume.inter)
+    lut = _LUTS[key]
+    if lut is not None:
+        return T.apply_lut(lut, plane)
+    return T.window_to_uint8(volume.float32(plane), profile.level, profile.width)
+
+
+def _cbct_views(data: np.ndarray, profile: Profile):
+    """One window for the volume; per view, `count` slices from the central span of its axis, transposed."""
+    low, high = T.cbct_window(data, profile.low_pct, profile.high_pct, profile.stretch)
+    slices = []
+    for view, axis in profile.views:
+        for k, index in enumerate(T.cbct_indices(data.shape[axis], profile.count, profile.span)):
+            plane = np.take(data, int(index), axis=axis).T
+            slices.append(({"view": view, "k": k, "index": int(index)}, T.cbct_to_uint8(plane, low, high)))
+    return slices
+
+
+def canonical_slices(volume: Volume, profile: Profile, name: str = COMMAND_NAME) -> list[tuple[str, np.ndarray]]:
+    """Corrected mode: RAS canonical frame, radiological axial display, square pixels, unique indices (MRNet
+    has no geometry and MMDental's rule is canonical already: both as in reference mode)."""
+    if volume.affine is None or profile.kind in ("mrnet", "cbct_views"):
+        return reference_slices(volume, profile, name)
     _check_values(volume)
     canonical, spacing = T.to_canonical(volume.data, volume.affine)
     total = canonical.shape[2]
@@ -52,7 +91,7 @@ def canonical_slices(volume: Volume, profile: Profile) -> list[tuple[str, np.nda
         def mapping(plane):
             return T.window_to_uint8(plane, profile.level, profile.width)
     else:
-        values = volume.scaled(canonical)
+        values = T.finite_float32(volume.scaled(canonical))
         chosen = np.unique(_mr_indices(values, profile, axis=2))
         low, high = T.percentile_range(values, profile.low_pct, profile.high_pct)
 
@@ -63,8 +102,8 @@ def canonical_slices(volume: Volume, profile: Profile) -> list[tuple[str, np.nda
     for k, index in enumerate(chosen):
         view, pixel = T.canonical_view(canonical, spacing, "axial", int(index))
         plane = T.square_pixels(volume.scaled(view).astype(np.float64), pixel)
-        slices.append((f"slice_{k:03d}.png", mapping(plane)))
-    return slices
+        slices.append(({"k": k, "index": int(index)}, mapping(plane)))
+    return _named(slices, name, volume)
 
 
 def view_slices(volume: Volume, plane: str, mapping, count: int = 64):
@@ -82,6 +121,7 @@ def view_slices(volume: Volume, plane: str, mapping, count: int = 64):
 
 
 def _mr_indices(values: np.ndarray, profile: Profile, axis: int) -> np.ndarray:
+    """Indices from the informative slices (float32 values > 0 in at least `fraction` of a slice)."""
     total = values.shape[axis]
     informative = T.informative(values, profile.fraction, axis=axis)
     if profile.kind == "mr_contiguous":

@@ -1,12 +1,17 @@
 """Pure array functions of the slicers: slice selection, value mapping to 8 bits, canonical views.
 
-Value mapping follows the benchmark's scripts: linear scaling to 0..255, clipping, then truncation toward
-zero (astype uint8), not rounding.
+Value mapping follows the benchmark's scripts operation by operation and in their dtype (float32: the scripts
+cast the voxels to float32 first), then truncates toward zero (astype uint8), never rounds: the same value can
+land on either side of a truncation boundary in float32 and in float64.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+F32 = np.float32
 
 
 def evenly_spaced(first: int, last: int, count: int) -> np.ndarray:
@@ -15,21 +20,26 @@ def evenly_spaced(first: int, last: int, count: int) -> np.ndarray:
 
 
 def window_to_uint8(values: np.ndarray, level: float, width: float) -> np.ndarray:
-    """CT window: [level - width/2, level + width/2] -> 0..255, clipped, truncated."""
-    low, high = level - width / 2.0, level + width / 2.0
-    scaled = (np.clip(values.astype(np.float64), low, high) - low) / (high - low) * 255.0
-    return scaled.astype(np.uint8)
+    """CT window in float32: (v - low) / (high - low) * 255, clipped to 0..255, truncated.
+
+    Some scripts clip to [low, high] before scaling, others clip 0..255 after: for every float32 value,
+    infinities and NaN included, both orders give the same byte, so one function serves both.
+    """
+    low, high = level - width / 2, level + width / 2
+    scaled = (values.astype(F32, copy=False) - F32(low)) / F32(high - low) * F32(255.0)
+    return np.clip(scaled, F32(0), F32(255)).astype(np.uint8)
 
 
 def window_lut(
     dtype: np.dtype, level: float, width: float, slope: float = 1.0, inter: float = 0.0
 ) -> np.ndarray | None:
-    """A lookup table for the window over every value of a 8/16-bit integer dtype (None for other dtypes)."""
+    """The window over every value of an 8/16-bit integer dtype (None for other dtypes), each value taken as
+    the scripts see it: header scaling in float64, then float32."""
     if dtype not in (np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int8), np.dtype(np.uint8)):
         return None
     info = np.iinfo(dtype)
     values = np.arange(info.min, info.max + 1, dtype=np.float64) * slope + inter
-    return window_to_uint8(values, level, width)
+    return window_to_uint8(values.astype(F32), level, width)
 
 
 def apply_lut(lut: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -37,8 +47,47 @@ def apply_lut(lut: np.ndarray, data: np.ndarray) -> np.ndarray:
     return lut[data.astype(np.int64) + offset] if offset else lut[data]
 
 
+@dataclass(frozen=True)
+class MrWindow:
+    """A whole-volume percentile window (float32 bounds, and the divisor as the script computes it)."""
+
+    low: np.float32
+    high: np.float32
+    span: np.float32
+
+
+def mr_window(volume32: np.ndarray, low_pct: float, high_pct: float) -> MrWindow | None:
+    """Percentiles of the voxels > 0 (float32, NaN/inf already 0), each asked for alone as the scripts do (a
+    list of percentiles comes back in float64); the foreground's min and max when they coincide. None (all
+    slices black) when nothing is > 0 or the foreground is flat."""
+    foreground = volume32[volume32 > 0]
+    if foreground.size == 0:
+        return None
+    low, high = np.percentile(foreground, low_pct), np.percentile(foreground, high_pct)
+    if high > low:
+        return MrWindow(F32(low), F32(high), F32(high) - F32(low))
+    low, high = float(foreground.min()), float(foreground.max())  # Python floats: the divisor in float64
+    if high <= low:
+        return None
+    return MrWindow(F32(low), F32(high), F32(high - low))
+
+
+def mr_to_uint8(plane32: np.ndarray, window: MrWindow | None) -> np.ndarray:
+    """clip to the window, (v - low) / span * 255 in float32, clip 0..255, truncate; black without a window."""
+    if window is None:
+        return np.zeros(plane32.shape, dtype=np.uint8)
+    scaled = (np.clip(plane32, window.low, window.high) - window.low) / window.span * F32(255.0)
+    return np.clip(scaled, F32(0), F32(255)).astype(np.uint8)
+
+
+def finite_float32(values: np.ndarray) -> np.ndarray:
+    """float32 with NaN and +-inf as 0 (the scripts' nan_to_num)."""
+    return np.nan_to_num(values.astype(F32), copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 def percentile_range(volume: np.ndarray, low_pct: float, high_pct: float) -> tuple[float, float]:
-    """Percentiles over voxels > 0 (NaN/inf count as 0); min/max when they coincide or nothing is > 0."""
+    """Percentiles over voxels > 0 (NaN/inf count as 0); min/max when they coincide or nothing is > 0 (the
+    `slice` command's float64 window for canonical views)."""
     finite = np.nan_to_num(volume.astype(np.float64, copy=False), nan=0.0, posinf=0.0, neginf=0.0)
     foreground = finite[finite > 0]
     if foreground.size:
@@ -49,7 +98,7 @@ def percentile_range(volume: np.ndarray, low_pct: float, high_pct: float) -> tup
 
 
 def normalise_to_uint8(values: np.ndarray, low: float, high: float) -> np.ndarray:
-    """Clip to [low, high], scale to 0..255, truncate; all zeros when low == high."""
+    """Clip to [low, high], scale to 0..255, truncate; all zeros when low == high (float64; canonical mode)."""
     finite = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     if high == low:
         return np.zeros(values.shape, dtype=np.uint8)
@@ -57,20 +106,24 @@ def normalise_to_uint8(values: np.ndarray, low: float, high: float) -> np.ndarra
 
 
 def minmax_to_uint8(plane: np.ndarray) -> np.ndarray:
-    """Per-slice min-max scaling (uint8 input is returned unchanged); a flat slice becomes zeros."""
+    """MRNet's rule: uint8 unchanged, else (v - min) / (max - min) * 255 in the slice's own dtype arithmetic,
+    truncated; a flat slice becomes zeros."""
+    plane = np.asarray(plane)
     if plane.dtype == np.uint8:
-        return np.asarray(plane)
-    values = plane.astype(np.float64)
-    low, high = values.min(), values.max()
-    return normalise_to_uint8(values, low, high)
+        return plane
+    low, high = plane.min(), plane.max()
+    if not high > low:
+        return np.zeros(plane.shape, dtype=np.uint8)
+    return ((plane - low) / (high - low) * 255.0).astype(np.uint8)
 
 
-def informative(volume: np.ndarray, fraction: float, axis: int = 2) -> np.ndarray:
-    """Indices of slices along `axis` in which at least `fraction` of the raw voxels are > 0."""
-    positive = np.nan_to_num(np.asarray(volume, dtype=np.float64) if volume.dtype.kind == "f" else volume) > 0
-    other = tuple(a for a in range(volume.ndim) if a != axis)
-    share = positive.mean(axis=other)
-    return np.flatnonzero(share >= fraction)
+def informative(volume32: np.ndarray, fraction: float, axis: int = 2) -> np.ndarray:
+    """Indices of slices along `axis` in which at least `fraction` of the voxels are > 0 (float32 values,
+    NaN/inf counted as 0, like the scripts)."""
+    other = tuple(a for a in range(volume32.ndim) if a != axis)
+    size = int(np.prod([volume32.shape[a] for a in other]))
+    counts = np.count_nonzero(volume32 > 0, axis=other)
+    return np.flatnonzero(counts / size >= fraction)
 
 
 def contiguous_range_indices(informative_idx: np.ndarray, total: int, count: int) -> np.ndarray:
@@ -81,15 +134,49 @@ def contiguous_range_indices(informative_idx: np.ndarray, total: int, count: int
 
 
 def list_sample_indices(informative_idx: np.ndarray, total: int, count: int, short: str) -> np.ndarray:
-    """Sample `count` entries of the informative list (the whole volume when it is empty).
+    """Sample `count` entries of the informative list; the whole volume, floor-spaced, when it is empty.
 
     With at least `count` entries, positions are floor(linspace); with fewer, `short` says how positions are
     taken: 'round' (to nearest, half to even) or 'floor'. Either way duplicates appear when the list is short.
     """
-    candidates = informative_idx if informative_idx.size else np.arange(total)
-    positions = np.linspace(0, candidates.size - 1, count)
-    rounding = np.floor if candidates.size >= count or short == "floor" else np.rint
-    return candidates[rounding(positions).astype(np.int64)]
+    if informative_idx.size == 0:
+        return evenly_spaced(0, total - 1, count)
+    positions = np.linspace(0, informative_idx.size - 1, count)
+    rounding = np.floor if informative_idx.size >= count or short == "floor" else np.rint
+    return informative_idx[rounding(positions).astype(np.int64)]
+
+
+# --- MMDental's CBCT rule: one window per volume, three views ----------------------------------------------
+
+
+def cbct_window(volume32: np.ndarray, low_pct: float, high_pct: float, stretch: float) -> tuple[float, float]:
+    """Percentiles of the finite (non-zero, if any) values, as Python floats; min/max when not finite or not
+    increasing, +1 when still flat; then the upper bound moved out to low + (high - low) * stretch."""
+    values = volume32[np.isfinite(volume32)]
+    nonzero = values[values != 0]
+    if nonzero.size:
+        values = nonzero
+    if values.size == 0:
+        return 0.0, 1.0  # the script returns this before stretching
+    low, high = float(np.percentile(values, low_pct)), float(np.percentile(values, high_pct))
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        low, high = float(values.min()), float(values.max())
+    if high <= low:
+        high = low + 1.0
+    return low, low + (high - low) * stretch
+
+
+def cbct_indices(length: int, count: int, fractions: tuple[float, float]) -> np.ndarray:
+    """`count` floor-spaced indices over [round(f0 n), round(f1 n)) of an axis of n slices, kept inside it."""
+    first = max(0, min(round(length * fractions[0]), length - 1))
+    stop = max(first + 1, min(round(length * fractions[1]), length))
+    return evenly_spaced(first, stop - 1, count)
+
+
+def cbct_to_uint8(plane32: np.ndarray, low: float, high: float) -> np.ndarray:
+    """(v - low) / (high - low) in float32, clipped to 0..1, times 255, truncated."""
+    scaled = np.clip((plane32 - F32(low)) / F32(high - low), F32(0), F32(1))
+    return (scaled * F32(255.0)).astype(np.uint8)
 
 
 # --- corrected mode: a canonical frame and radiological display ------------------------------------------
