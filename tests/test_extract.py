@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -10,54 +11,184 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 
+from conftest import demo_settings
 from preprocess import steps
-from preprocess.errors import RawDataError
+from preprocess.errors import PreprocessError, RawDataError
 from preprocess.extract.archive import SafeArchive
 from preprocess.validate import validate_subset
 
 
-def _convert(settings, subset, conversion=None):
-    return steps.convert(settings, settings.registry(), subset, conversion, 0, 1, None)
+def _convert(settings, subset, conversion=None, registry=None):
+    return steps.convert(settings, registry or settings.registry(), subset, conversion, 0, 1, None)
 
 
-def test_pannuke_bytes_names_and_split(settings, demo):
+def _pixels(path_or_bytes) -> tuple[str, np.ndarray]:
+    with Image.open(io.BytesIO(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes) as image:
+        image.load()
+        return image.mode, np.array(image)
+
+
+def _reference_decode(data: bytes) -> tuple[str, np.ndarray]:
+    """The benchmark's PanNuke rule: Pillow decodes; a mode Pillow's PNG writer does not keep becomes RGB."""
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        if image.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
+            image = image.convert("RGB")
+        return image.mode, np.array(image)
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+PANNUKE_WRITTEN = {  # name under 2D_Images/PanNuke -> (fold file, row)
+    "test_images/Breast/fold1_00000000.png": (1, 0),
+    "test_images/Cervix/fold1_00000001.png": (1, 1),
+    "train_images/Colon/fold1_00000002.png": (1, 2),
+    "test_images/Esophagus/fold2_00000000.png": (2, 0),
+    "test_images/Head and Neck/fold2_00000001.png": (2, 1),
+    "test_images/Bile Duct/fold3_00000000.png": (3, 0),  # listed unpadded in the split CSV: Bile Duct/fold3_0.png
+    "train_images/Bladder/fold3_00000001.png": (3, 1),
+    "test_images/Breast/fold3_00000002.png": (3, 2),
+}  # fold2 row 2 (tissue 0) is in no line of the CSV: not written
+
+
+def _pannuke_image(demo: Path, fold: int, row: int) -> bytes:
+    table = pq.read_table(demo / "raw" / "PanNuke" / "data" / f"fold{fold}-00000-of-00001.parquet")
+    return table.column("image")[row].as_py()["bytes"]
+
+
+def test_pannuke_reference_names_splits_and_decoded_pixels(settings, demo, capsys):
     _convert(settings, "2D_Task/PanNuke")
-    root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke" / "test_images"
-    split = dict(
-        line.split(",") for line in (demo / "raw" / "PanNuke" / "PanNuke_split.csv").read_text().splitlines()[1:]
-    )
-    written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.png"))
-    assert written == sorted(name for name, part in split.items() if part == "test")
-    table = pq.read_table(demo / "raw" / "PanNuke" / "data" / "fold2-00000-of-00001.parquet")
-    row = table.column("image")[1].as_py()
-    tissue = ["Adrenal Gland", "Bile Duct", "Bladder", "Breast", "Cervix", "Colon", "Esophagus", "Head & Neck"][
-        table.column("tissue")[1].as_py()
-    ]
-    assert (root / tissue / "fold2_00000001.png").read_bytes() == row["bytes"]  # not re-encoded
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke"
+    assert _files(root) == sorted(PANNUKE_WRITTEN)
+    for name, (fold, row) in PANNUKE_WRITTEN.items():
+        data = (root / name).read_bytes()
+        assert data.startswith(b"\x89PNG")
+        mode, pixels = _pixels(data)
+        reference_mode, reference_pixels = _reference_decode(_pannuke_image(demo, fold, row))
+        assert mode == reference_mode and np.array_equal(pixels, reference_pixels), name
+    assert "1 rows are not in PanNuke_split.csv and were skipped" in capsys.readouterr().out
 
 
-def test_hash_names_write_each_image_once(settings, demo):
-    written = _convert(settings, "RadImageNet-VQA")
-    table = pq.read_table(demo / "raw" / "RadImageNet-VQA" / "benchmark" / "test-00000-of-00001.parquet")
-    images = {row["bytes"] for row in table.column("image").to_pylist()}
-    assert len(table) == 18 and len(images) == 2 and len(written) == 2
-    root = demo / "DATA_BASEDIR" / "2D_Images" / "RadImageNet-VQA" / "test"
+def _rewrite_fold1(demo: Path, images: list[bytes]) -> None:
+    path = demo / "raw" / "PanNuke" / "data" / "fold1-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    column = pa.array([{"bytes": b, "path": None} for b in images], table.schema.field("image").type)
+    pq.write_table(table.set_column(table.schema.get_field_index("image"), "image", column), path)
+
+
+def _encoded(image: Image.Image, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def test_pannuke_modes_pillow_keeps_stay_others_become_rgb(demo):
+    rgb = np.random.default_rng(1).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    rgba = Image.fromarray(np.dstack([rgb, rgb[..., :1]]), "RGBA")
+    palette = Image.fromarray(rgb).convert("P", palette=Image.Palette.ADAPTIVE, colors=16)
+    cmyk = Image.fromarray(rgb).convert("CMYK")
+    images = [_encoded(rgba, "PNG"), _encoded(palette, "PNG"), _encoded(cmyk, "JPEG")]
+    _rewrite_fold1(demo, images)
+    settings = demo_settings(demo, verify_checksums=False)
+    _convert(settings, "2D_Task/PanNuke")
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke"
+    names = ["test_images/Breast/fold1_00000000.png", "test_images/Cervix/fold1_00000001.png",
+             "train_images/Colon/fold1_00000002.png"]  # fmt: skip
+    for name, data, mode in zip(names, images, ["RGBA", "P", "RGB"], strict=True):
+        written = (root / name).read_bytes()
+        assert written.startswith(b"\x89PNG")
+        assert _pixels(written)[0] == mode
+        assert np.array_equal(_pixels(written)[1], _reference_decode(data)[1])
+    with Image.open(root / names[1]) as ours:
+        assert ours.getpalette() == palette.getpalette()
+
+
+def test_pannuke_a_name_this_job_wrote_already_gets_1_2(settings, demo):
+    """The rule applies to any template: here one whose names collide (the default's never do)."""
+    registry = settings.registry()
+    registry.subset("PanNuke").conversions[0].params["name"] = "{split}_images/x.png"
+    _convert(settings, "2D_Task/PanNuke", registry=registry)
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke"
+    in_row_order = {"test_images/x.png": (1, 0), "test_images/x_1.png": (1, 1), "train_images/x.png": (1, 2),
+                    "test_images/x_2.png": (2, 0), "test_images/x_3.png": (2, 1), "test_images/x_4.png": (3, 0),
+                    "train_images/x_1.png": (3, 1), "test_images/x_5.png": (3, 2)}  # fmt: skip
+    assert _files(root) == sorted(in_row_order)
+    for name, (fold, row) in in_row_order.items():
+        assert np.array_equal(_pixels(root / name)[1], _reference_decode(_pannuke_image(demo, fold, row))[1]), name
+
+
+ROCO_ORDER = [  # the benchmark's fixed reading order, with the demo's row counts
+    ("Vaild-00000-of-00001-1ddc94eb806f44ae.parquet", "Vaild", 2),
+    ("Train-00000-of-00001-91a106d1a22c7cc9.parquet", "Train", 3),
+    ("Valid-00001-of-00002.parquet", "Valid", 1),
+    ("Test-00000-of-00001-91a106d1a22c7cc9.parquet", "Test", 3),
+    ("Valid-00000-of-00002.parquet", "Valid", 2),
+]
+
+
+def test_roco_one_counter_over_the_files_in_the_fixed_order_bytes_unchanged(settings, demo):
+    _convert(settings, "ROCO-VQA")
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "ROCO-VQA"
+    expected, seq = {}, 0
+    for file, split, rows in ROCO_ORDER:
+        table = pq.read_table(demo / "raw" / "ROCO-QA" / "data" / file)
+        assert len(table) == rows
+        for row in range(rows):
+            seq += 1
+            expected[f"images/{split}_sample_{seq:06d}.jpg"] = table.column("image")[row].as_py()["bytes"]
+    assert "images/Test_sample_000007.jpg" in expected and "images/Valid_sample_000011.jpg" in expected
+    assert _files(root) == sorted(expected)
+    for name, data in expected.items():
+        assert (root / name).read_bytes() == data
+
+
+def test_roco_a_missing_file_is_named_with_what_to_do(settings, demo):
+    (demo / "raw" / "ROCO-QA" / "data" / "Valid-00001-of-00002.parquet").unlink()
+    with pytest.raises(PreprocessError, match=r"roco_qa: missing: data/Valid-00001-of-00002.parquet") as caught:
+        _convert(settings, "ROCO-VQA")
+    assert "the order Vaild, Train, Valid-00001, Test, Valid-00000" in str(caught.value).replace("\n       ", "")
+
+
+@pytest.mark.parametrize(
+    ("subset", "raw", "folder"),
+    [
+        ("RadImageNet-VQA", "RadImageNet-VQA/benchmark", "RadImageNet-VQA/test/images"),
+        ("VQA-RAD", "vqa-rad/data", "VQA-RAD/test"),
+        ("PathVQA", "path-vqa/data", "PathVQA/test_images"),
+        ("MedPIX", "MEDPIX-ClinQA/data", "MedPIX"),
+    ],
+)
+def test_content_hash_names_write_each_image_once(settings, demo, subset, raw, folder):
+    written = _convert(settings, subset)
+    images = set()
+    for path in (demo / "raw" / raw).glob("*.parquet"):
+        table = pq.read_table(path)
+        column = "image_id" if subset == "MedPIX" else "image"  # sic: MedPix's image column
+        images |= {row["bytes"] for row in table.column(column).to_pylist() if row is not None}
+    root = demo / "DATA_BASEDIR" / "2D_Images" / folder
+    assert _files(root) == sorted(hashlib.sha256(d).hexdigest()[:20] + ".png" for d in images)
+    assert len(written) == len(images)
     for data in images:
         assert (root / (hashlib.sha256(data).hexdigest()[:20] + ".png")).read_bytes() == data
+
+
+def test_radimagenet_nine_questions_per_image(settings, demo):
+    table = pq.read_table(demo / "raw" / "RadImageNet-VQA" / "benchmark" / "test-00000-of-00001.parquet")
+    assert len(table) == 18 and len(_convert(settings, "RadImageNet-VQA")) == 2
 
 
 def test_rows_without_image_are_skipped_and_counted(settings, demo, capsys):
     written = _convert(settings, "PathVQA")
     assert len(written) == 2
     assert "1 rows have no image and were skipped" in capsys.readouterr().out
-
-
-def test_medpix_image_column_is_named_image_id(settings, demo):
-    assert len(_convert(settings, "MedPIX")) == 3
 
 
 def test_undecodable_image_and_corrupt_footer_name_the_file(settings, demo):
@@ -82,7 +213,10 @@ def test_zip_members_that_escape_are_refused_and_reported(settings, demo, capsys
     assert "refused member '../evil.jpg'" in out and "climbs out" in out
     assert "refused member '/abs.jpg'" in out and "refused member 'figures/link.jpg'" in out
     assert "1 listed images are in no archive" in out
-    assert sorted(Path(row[0]).name for row in written) == ["PMC3298543_F1.jpg", "PMC8253873_Fig2_288.jpg"]
+    assert sorted(row[0] for row in written) == [
+        "2D_Images/PMC/PMC3298543_F1.jpg",
+        "2D_Images/PMC/PMC8253873_Fig2_288.jpg",
+    ]
     data_basedir = demo / "DATA_BASEDIR"
     assert not (data_basedir / "2D_Images" / "evil.jpg").exists() and not (data_basedir / "evil.jpg").exists()
     assert not any(p.is_symlink() for p in data_basedir.rglob("*") if "PMC" in str(p))

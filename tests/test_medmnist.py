@@ -86,13 +86,18 @@ def test_png_rejects_what_it_cannot_write():
         encode_png(np.zeros((4, 4, 2), np.uint8))
 
 
-def _write_npz(path: Path, size: int, channels: int, counts=(3, 2, 5), labels: int = 1, classes: int = 8, dims=2):
+def _write_npz(
+    path: Path, size: int, channels: int, counts=(3, 2, 5), labels: int = 1, classes: int = 8, dims=2, rows=None
+):
+    """MedMNIST's keys, dtypes and shapes; random pixels and labels, or the label `rows` given per split."""
     rng = np.random.default_rng(size + channels)
     arrays = {}
     for split, count in zip(("train", "val", "test"), counts, strict=True):
         shape = (count,) + (size,) * dims + ((3,) if channels == 3 else ())
         arrays[f"{split}_images"] = rng.integers(0, 256, size=shape, dtype=np.uint8)
         arrays[f"{split}_labels"] = rng.integers(0, classes if labels == 1 else 2, size=(count, labels), dtype=np.uint8)
+        if rows and split in rows:
+            arrays[f"{split}_labels"] = np.array(rows[split], np.uint8).reshape(count, labels)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)
     return arrays
@@ -144,7 +149,9 @@ def test_structure_problems_name_key_and_expected_shape(tmp_path):
 # --- the conversion, on a raw root of our own ---------------------------------------------------------
 
 
-def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medmnist", counts=(3, 2, 5), **extra):
+def _settings(
+    tmp_path: Path, flags: dict, size: str = "28", source: str = "medmnist", counts=(3, 2, 5), rows=None, **extra
+):
     """A raw root holding the given npz files, with an override that registers their counts and MD5s."""
     raw = tmp_path / "raw"
     registry = load_registry(variants={source: size})
@@ -159,6 +166,7 @@ def _settings(tmp_path: Path, flags: dict, size: str = "28", source: str = "medm
             labels=labels,
             classes=len(_labels(registry, flag)),
             dims=spec.npz["dims"],
+            rows=rows,
         )
     files, _ = observed_files(registry.source(source), raw)
     overrides = tmp_path / "overrides.yaml"
@@ -185,39 +193,103 @@ def _build(settings, subset, workers=1, results=None):
     return steps.convert(settings, settings.registry(), subset, None, 0, 1, results, workers=workers)
 
 
-def test_2d_pixels_names_and_class_folders(tmp_path):
-    settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)})
+# The class folder names of the benchmark's script (Image_Classification/MNIST/unzip_MNIST.py), written out.
+REFERENCE_LABELS = {
+    "pathmnist": ["adipose", "background", "debris", "lymphocytes", "mucus", "smooth muscle", "normal colon mucosa",
+                  "cancer-associated stroma", "colorectal adenocarcinoma epithelium"],
+    "chestmnist": ["atelectasis", "cardiomegaly", "effusion", "infiltration", "mass", "nodule", "pneumonia",
+                   "pneumothorax", "consolidation", "edema", "emphysema", "fibrosis", "pleural", "hernia"],
+    "dermamnist": ["actinic keratoses and intraepithelial carcinoma", "basal cell carcinoma",
+                   "benign keratosis-like lesions", "dermatofibroma", "melanoma", "melanocytic nevi",
+                   "vascular lesions"],
+    "octmnist": ["choroidal neovascularization", "diabetic macular edema", "drusen", "normal"],
+    "bloodmnist": ["basophil", "eosinophil", "erythroblast",
+                   "immature granulocytes(myelocytes, metamyelocytes and promyelocytes)", "lymphocyte", "monocyte",
+                   "neutrophil", "platelet"],
+    "tissuemnist": ["Collecting Duct, Connecting Tubule", "Distal Convoluted Tubule", "Glomerular endothelial cells",
+                    "Interstitial endothelial cells", "Leukocytes", "Podocytes", "Proximal Tubule Segments",
+                    "Thick Ascending Limb"],
+    **{flag: ["bladder", "femur-left", "femur-right", "heart", "kidney-left", "kidney-right", "liver", "lung-left",
+              "lung-right", "pancreas", "spleen"] for flag in ("organamnist", "organcmnist", "organsmnist")},
+    "organmnist3d": ["liver", "kidney-right", "kidney-left", "femur-right", "femur-left", "bladder", "heart",
+                     "lung-right", "lung-left", "spleen", "pancreas"],
+    "nodulemnist3d": ["benign", "malignant"],
+    "synapsemnist3d": ["inhibitory synapse", "excitatory synapse"],
+}  # fmt: skip
+
+
+def test_every_label_list_is_the_reference_name_map_letter_for_letter():
+    registry = load_registry()
+    found = {}
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            if conversion.kind in ("npz_unpack_2d", "npz_slices_3d"):
+                found[conversion.params["flag"]] = conversion.params["labels"]
+    assert found == REFERENCE_LABELS
+
+
+def _reference_png(array: np.ndarray) -> np.ndarray:
+    """What the reference script's save does: astype(uint8), PIL mode L (2D) or RGB (3 channels)."""
+    return np.array(Image.fromarray(array.astype(np.uint8), mode="RGB" if array.ndim == 3 else "L"))
+
+
+def test_2d_reference_names_and_pixels_in_every_split(tmp_path):
+    rows = {"train": [4, 0, 7], "val": [3, 3], "test": [0, 6, 2, 0, 1]}
+    settings, _ = _settings(tmp_path, {"bloodmnist": (3, 1)}, rows=rows)
     _build(settings, "BloodMNIST")
-    labels = _labels(settings.registry(), "bloodmnist")
-    root = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
-    images, rows = arrays["bloodmnist"]["test_images"], arrays["bloodmnist"]["test_labels"]
-    expected = {f"{labels[int(r[0])]}/test{i}_{int(r[0])}.png" for i, r in enumerate(rows)}
-    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == expected
-    for index, row in enumerate(rows):
-        with Image.open(root / labels[int(row[0])] / f"test{index}_{int(row[0])}.png") as image:
-            assert image.mode == "RGB"
-            assert np.array_equal(np.array(image), images[index])
-    assert not (root.parent / "train").exists()  # only the configured splits
+    root = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images"
+    expected = {
+        "train/lymphocyte/train_000000.png": ("train", 0),
+        "train/basophil/train_000001.png": ("train", 1),
+        "train/platelet/train_000002.png": ("train", 2),
+        "val/immature granulocytes(myelocytes, metamyelocytes and promyelocytes)/val_000000.png": ("val", 0),
+        "val/immature granulocytes(myelocytes, metamyelocytes and promyelocytes)/val_000001.png": ("val", 1),
+        "test/basophil/test_000000.png": ("test", 0),
+        "test/neutrophil/test_000001.png": ("test", 1),
+        "test/erythroblast/test_000002.png": ("test", 2),
+        "test/basophil/test_000003.png": ("test", 3),
+        "test/eosinophil/test_000004.png": ("test", 4),
+    }
+    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == set(expected)
+    with np.load(tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz") as npz:
+        for name, (split, index) in expected.items():
+            with Image.open(root / name) as image:
+                assert image.mode == "RGB"
+                assert np.array_equal(np.array(image), _reference_png(npz[f"{split}_images"][index]))
+
+
+def test_2d_gray_images_are_mode_l(tmp_path):
+    settings, _ = _settings(tmp_path, {"organamnist": (1, 1)}, rows={"test": [10, 9, 0, 1, 2]})
+    _build(settings, "OrganAMNIST")
+    root = tmp_path / "DATA" / "2D_Images" / "OrganAMNIST" / "output_images" / "test"
+    with np.load(tmp_path / "raw" / "MedMNIST" / "organamnist.npz") as npz:
+        for index, name in enumerate(["spleen", "pancreas", "bladder", "femur-left", "femur-right"]):
+            with Image.open(root / name / f"test_{index:06d}.png") as image:
+                assert image.mode == "L"
+                assert np.array_equal(np.array(image), _reference_png(npz["test_images"][index]))
 
 
 def test_chestmnist_rule_every_image_exactly_where_it_belongs(tmp_path):
-    settings, arrays = _settings(tmp_path, {"chestmnist": (1, 14)})
+    test_rows = [[0] * 14, [1, 0, 1] + [0] * 11, [0] * 13 + [1], [0] * 14, [0, 1, 0, 0, 1] + [0] * 9]
+    settings, _ = _settings(tmp_path, {"chestmnist": (1, 14)}, rows={"test": test_rows})
     _build(settings, "ChestMNIST")
-    names = _labels(settings.registry(), "chestmnist")
     root = tmp_path / "DATA" / "2D_Images" / "ChestMNIST" / "output_images" / "test"
-    rows = arrays["chestmnist"]["test_labels"]
-    expected = set()
-    for index, row in enumerate(rows):
-        file_name = f"test{index}_{'_'.join(str(int(v)) for v in row)}.png"
-        folders = [names[i] for i, v in enumerate(row) if v] or ["no finding"]
-        expected |= {f"{folder}/{file_name}" for folder in folders}
-        inodes = {(root / folder / file_name).stat().st_ino for folder in folders}
-        assert len(inodes) == 1  # hard links: one file, several class folders
-        assert np.array_equal(_decode(root / folders[0] / file_name), arrays["chestmnist"]["test_images"][index])
-    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == expected
+    places = {
+        0: ["no finding/test_000000.png"],
+        1: ["atelectasis/test_000001.png", "effusion/test_000001.png"],
+        2: ["hernia/test_000002.png"],
+        3: ["no finding/test_000003.png"],
+        4: ["cardiomegaly/test_000004.png", "mass/test_000004.png"],
+    }
+    assert {p.relative_to(root).as_posix() for p in root.rglob("*.png")} == {n for ns in places.values() for n in ns}
+    with np.load(tmp_path / "raw" / "MedMNIST" / "chestmnist.npz") as npz:
+        for index, names in places.items():
+            assert len({(root / name).stat().st_ino for name in names}) == 1  # hard links: one file
+            assert np.array_equal(_decode(root / names[0]), _reference_png(npz["test_images"][index]))
     manifest = (root.parent / "labels_test.csv").read_text().splitlines()
     assert manifest[0] == "split,index,path,labels"
-    assert len(manifest) - 1 == len(expected)
+    assert manifest[2] == 'test,1,"atelectasis/test_000001.png",1_0_1_0_0_0_0_0_0_0_0_0_0_0'
+    assert len(manifest) - 1 == 7
 
 
 def test_rerun_is_byte_identical_and_touches_nothing(tmp_path):
@@ -252,13 +324,13 @@ def test_three_workers_share_a_large_split_and_write_what_one_writes(tmp_path):
     three, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
     rows = _build(one, "BloodMNIST", workers=1)
     assert _build(three, "BloodMNIST", workers=3) == rows
-    assert len([r for r in rows if r[1] == "file"]) == 700
+    assert len([r for r in rows if r[1] == "file"]) == 702  # 700 test images, one train, one val
     images, labels = arrays["bloodmnist"]["test_images"], arrays["bloodmnist"]["test_labels"]
     names = _labels(one.registry(), "bloodmnist")
     base = tmp_path / "b" / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
     for index in (0, 349, 699):
         label = int(labels[index][0])
-        assert np.array_equal(_decode(base / names[label] / f"test{index}_{label}.png"), images[index])
+        assert np.array_equal(_decode(base / names[label] / f"test_{index:06d}.png"), images[index])
     assert multiprocessing.active_children() == []
 
 
@@ -266,7 +338,7 @@ def test_a_failing_worker_stops_the_job_with_the_file_named(tmp_path):
     settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
     label = int(arrays["bloodmnist"]["test_labels"][500][0])
     folder = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
-    clash = folder / _labels(settings.registry(), "bloodmnist")[label] / f"test500_{label}.png"
+    clash = folder / _labels(settings.registry(), "bloodmnist")[label] / "test_000500.png"
     clash.parent.mkdir(parents=True)
     clash.write_bytes(b"someone else's file")
     with pytest.raises(OutputConflictError, match=re.escape(str(clash)) + " already exists with other content"):
@@ -293,21 +365,46 @@ def test_a_killed_helper_stops_the_job_instead_of_hanging(tmp_path, monkeypatch)
     assert multiprocessing.active_children() == []
 
 
-def test_3d_slices_along_axis_0_and_label_csv(tmp_path):
-    settings, arrays = _settings(tmp_path, {"organmnist3d": (1, 1)}, size="28", source="medmnist3d")
+def test_3d_reference_series_names_splits_and_label_csvs(tmp_path):
+    rows = {"train": [3, 0, 10], "val": [7, 1], "test": [5, 5, 2, 0, 9]}
+    settings, _ = _settings(tmp_path, {"organmnist3d": (1, 1)}, size="28", source="medmnist3d", rows=rows)
     _build(settings, "Organ3dMNIST")
     base = tmp_path / "DATA" / "3D_Images" / "Organ3dMNIST"
-    volumes = arrays["organmnist3d"]["test_images"]
-    samples = sorted(os.listdir(base / "test_slides"))
-    assert samples == [f"sample_{i:05d}" for i in range(len(volumes))]
-    for index, volume in enumerate(volumes):
-        slices = sorted(os.listdir(base / "test_slides" / samples[index]))
-        assert slices == [f"slice_{k:02d}.png" for k in range(28)]
-        for k in (0, 13, 27):
-            assert np.array_equal(_decode(base / "test_slides" / samples[index] / slices[k]), volume[k])
-    rows = (base / "test_labels.csv").read_text().splitlines()
-    labels = arrays["organmnist3d"]["test_labels"]
-    assert rows == ["sample_index,label_index"] + [f"{i},{int(v[0])}" for i, v in enumerate(labels)]
+    assert sorted(os.listdir(base)) == ["test_labels.csv", "test_slides", "train_labels.csv", "train_slides",
+                                        "val_labels.csv"]  # fmt: skip
+    assert sorted(os.listdir(base / "test_slides")) == [f"sample_0000{i}" for i in range(5)]
+    assert sorted(os.listdir(base / "train_slides")) == ["sample_00000", "sample_00001", "sample_00002"]
+    assert sorted(os.listdir(base / "test_slides" / "sample_00004")) == [f"slice_{k:02d}.png" for k in range(28)]
+    with np.load(tmp_path / "raw" / "MedMNIST" / "organmnist3d.npz") as npz:
+        for split, index, k in (("test", 0, 0), ("test", 4, 27), ("train", 2, 13)):
+            path = base / f"{split}_slides" / f"sample_{index:05d}" / f"slice_{k:02d}.png"
+            with Image.open(path) as image:
+                assert image.mode == "L"
+                assert np.array_equal(np.array(image), npz[f"{split}_images"][index][k])  # uint8: unchanged
+    assert (base / "test_labels.csv").read_text() == "sample_index,label_index\n0,5\n1,5\n2,2\n3,0\n4,9\n"
+    assert (base / "val_labels.csv").read_text() == "sample_index,label_index\n0,7\n1,1\n"
+    assert (base / "train_labels.csv").read_text() == "sample_index,label_index\n0,3\n1,0\n2,10\n"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint16])
+def test_3d_other_dtypes_are_min_max_scaled_per_slice(tmp_path, dtype):
+    settings, arrays = _settings(tmp_path, {"synapsemnist3d": (1, 1)}, size="28", source="medmnist3d")
+    rng = np.random.default_rng(5)
+    volumes = (rng.random((5, 28, 28, 28)) * 900 + 100).astype(dtype)
+    volumes[1, 3] = 42  # a constant slice
+    path = tmp_path / "raw" / "MedMNIST" / "synapsemnist3d.npz"
+    np.savez_compressed(path, **{**arrays["synapsemnist3d"], "test_images": volumes})
+    settings = settings_from_dict({**_values(settings), "verify_checksums": {"medmnist3d": False}})
+    _build(settings, "SynapseMNIST")
+    folder = tmp_path / "DATA" / "3D_Images" / "SynapseMNIST" / "test_slides"
+    for index, k in ((0, 0), (1, 3), (4, 27)):
+        plane = volumes[index][k]
+        low, high = plane.min(), plane.max()
+        expected = np.zeros((28, 28), np.uint8) if high == low else ((plane - low) / (high - low) * 255.0)
+        with Image.open(folder / f"sample_{index:05d}" / f"slice_{k:02d}.png") as image:
+            assert image.mode == "L"
+            assert np.array_equal(np.array(image), expected.astype(np.uint8))
+    assert not _decode(folder / "sample_00001" / "slice_03.png").any()
 
 
 @pytest.mark.parametrize("fault", ["truncated", "wrong md5", "missing key", "wrong shape"])
@@ -380,7 +477,7 @@ def test_pixels_equal_medmnist_save(tmp_path, flag, subset, channels, size):
     names = _labels(settings.registry(), flag)
     rows = arrays[flag]["test_labels"]
     for index, row in enumerate(rows):
-        name = f"test{index}_{int(row[0])}.png"
-        with Image.open(reference / name) as theirs, Image.open(ours / names[int(row[0])] / name) as mine:
+        theirs_name, ours_name = f"test{index}_{int(row[0])}.png", f"{names[int(row[0])]}/test_{index:06d}.png"
+        with Image.open(reference / theirs_name) as theirs, Image.open(ours / ours_name) as mine:
             assert theirs.mode == mine.mode == ("RGB" if channels == 3 else "L")
             assert np.array_equal(np.array(theirs), np.array(mine))

@@ -1,13 +1,15 @@
 """Only the images a subset needs, out of zip archives (PMC-VQA, OmniMedVQA).
 
 params:
-  dataset   pmc_vqa: images named by the Figure_path column of the test CSV(s), looked up in images*.zip
-            (members figures/<Figure_path>), written as <Figure_path> under the image root;
-            omnimedvqa: images named by image_path in the QA_information JSON records, looked up in
-            OmniMedVQA.zip (members OmniMedVQA/<image_path>) or an extracted OmniMedVQA/ folder, written as
-            <image_path> under the image root.
-Members with absolute names, '..' escapes or links are never extracted; they are listed in the log.
-Names that the CSV or JSON lists but no archive holds are counted in the log (PMC-VQA has about 31).
+  dataset   a recipe of RECIPES: where the list of needed images is, which archives hold them, under which
+            member names (and, for OmniMedVQA, an extracted folder that may hold them instead)
+  name      the output path under the subset folder: {path}, the image name as the list gives it
+Recipes:
+  pmc_vqa      the Figure_path column of the test CSV(s); members figures/<Figure_path> of images*.zip
+  omnimedvqa   image_path of the QA_information JSON records; members OmniMedVQA/<image_path> of OmniMedVQA.zip,
+               or the extracted OmniMedVQA/ folder
+Members with absolute names, '..' escapes or links are never extracted; they are listed in the log. Names that
+the list gives but no archive holds are counted in the log (PMC-VQA has about 31).
 """
 
 from __future__ import annotations
@@ -28,74 +30,81 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     return sorted(Path(p) for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern), recursive=True))
 
 
-def _wanted(ctx) -> list[str]:
-    base = ctx.raw_dir(ctx.params.get("source"))
+def _pmc_names(ctx, base: Path) -> list[str]:
     names: list[str] = []
-    if ctx.params["dataset"] == "pmc_vqa":
-        for table in _glob(base, "test*.csv"):
-            with open(table, encoding="utf-8-sig", newline="") as handle:
-                reader = csv.DictReader(handle)
-                if "Figure_path" not in (reader.fieldnames or []):
-                    raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
-                names += [row["Figure_path"].strip() for row in reader if row["Figure_path"].strip()]
-    else:
-        documents = [path.read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
-        if not documents:  # still zipped: read the records out of the archive
-            for archive in _archives(ctx):
-                documents += [
-                    archive.read(m) for m in sorted(archive.members) if "/QA_information/" in m and m.endswith(".json")
-                ]
-                archive.close()
-        for document in documents:
-            names += [str(record["image_path"]).strip() for record in json.loads(document)]
-    return sorted(set(names))
+    for table in _glob(base, "test*.csv"):
+        with open(table, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if "Figure_path" not in (reader.fieldnames or []):
+                raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
+            names += [row["Figure_path"].strip() for row in reader if row["Figure_path"].strip()]
+    return names
+
+
+def _omnimedvqa_names(ctx, base: Path) -> list[str]:
+    documents = [path.read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
+    if not documents:  # still zipped: read the records out of the archive
+        for archive in _archives(ctx):
+            members = sorted(m for m in archive.members if "/QA_information/" in m and m.endswith(".json"))
+            documents += [archive.read(m) for m in members]
+            archive.close()
+    return [str(record["image_path"]).strip() for document in documents for record in json.loads(document)]
+
+
+RECIPES = {
+    "pmc_vqa": {"names": _pmc_names, "archives": "images*.zip", "members": ["figures/{path}", "{path}"]},
+    "omnimedvqa": {
+        "names": _omnimedvqa_names,
+        "archives": "OmniMedVQA.zip",
+        "members": ["OmniMedVQA/{path}", "{path}"],
+        "folder": "OmniMedVQA",  # an extracted copy of the archive
+    },
+}
 
 
 def plan(ctx) -> list[str]:
-    return _wanted(ctx)
+    recipe = RECIPES[ctx.params["dataset"]]
+    return sorted(set(recipe["names"](ctx, ctx.raw_dir(ctx.params.get("source")))))
 
 
 def _archives(ctx) -> list[SafeArchive]:
     base = ctx.raw_dir(ctx.params.get("source"))
-    pattern = "images*.zip" if ctx.params["dataset"] == "pmc_vqa" else "OmniMedVQA.zip"
-    return [SafeArchive(path) for path in _glob(base, pattern)]
+    return [SafeArchive(path) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
 
 
-def _member_for(name: str, dataset: str, index: dict[str, tuple]) -> tuple | None:
-    candidates = [f"figures/{name}", name] if dataset == "pmc_vqa" else [f"OmniMedVQA/{name}", name]
-    for candidate in candidates:
-        if candidate in index:
-            return index[candidate]
+def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path) -> bytes | None:
+    for template in recipe["members"]:
+        member = template.format(path=name)
+        if member in index:
+            return index[member].read(member)
+    if "folder" in recipe and (folder / recipe["folder"] / name).is_file():
+        return (folder / recipe["folder"] / name).read_bytes()
     return None
 
 
 def build(ctx, items) -> None:
-    dataset = ctx.params["dataset"]
+    recipe = RECIPES[ctx.params["dataset"]]
     archives = _archives(ctx)
-    index = {name: (archive, name) for archive in archives for name in archive.members}
+    index = {name: archive for archive in archives for name in archive.members}
     for archive in archives:
         for member, problem in sorted(archive.refused.items()):
             ctx.log(f"refused member {member!r} of {archive.path}: {problem}")
     folder = ctx.raw_dir(ctx.params.get("source"))
-    root = ctx.image_root
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     absent = 0
     try:
         for name in ctx.track(items):
             try:
-                relative = safe_relative(name, f"{dataset} image name")
+                relative = safe_relative(name, f"{ctx.params['dataset']} image name")
+                target = safe_relative(ctx.params["name"].format(path=relative), "output name")
             except UnsafePathError as exc:
                 ctx.log(f"refused: {exc}")
                 continue
-            found = _member_for(name, dataset, index)
-            if found is not None:
-                data = found[0].read(found[1])
-            elif dataset == "omnimedvqa" and (folder / "OmniMedVQA" / relative).is_file():
-                data = (folder / "OmniMedVQA" / relative).read_bytes()
-            else:
+            data = _read(name, recipe, index, folder)
+            if data is None:
                 absent += 1
                 continue
-            ctx.add_records([write_output(root / relative, data, data_basedir, overwrite)])
+            ctx.add_records([write_output(ctx.subset_dir / target, data, data_basedir, overwrite)])
     finally:
         for archive in archives:
             archive.close()

@@ -1,17 +1,12 @@
 """MedMNIST npz archives to PNG files: 2D images into class folders, 3D volumes into slice series.
 
-2D params (kind npz_unpack_2d):
-  flag        file id of the archive in the source (bloodmnist, ...)
-  splits      splits to unpack (default [test]: the benchmark's image roots hold the test split)
-  labels      the label dictionary, index -> class name
-  split_dir   folder of one split, relative to the subset folder (default output_images/{split})
-  folder      class folder template (default "{label}": the class name)
-  name        file name template (default "{split}{index}_{labels}.png", the naming of `medmnist save`)
-  no_finding  multi-label archives (ChestMNIST): folder of images with no positive label; an image with
-              positive labels is hard-linked into the folder of each of them
-3D params (kind npz_slices_3d):
-  flag, splits  as above; every volume becomes {split}_slides/sample_{index:05d}/slice_{k:02d}.png along
-                axis 0, and {split}_labels.csv holds sample_index,label_index
+Every output name is a template of the subset's registry entry (fields in preprocess/registry/kinds.yaml).
+2D (kind npz_unpack_2d): one PNG per image, `split_dir`/`folder`/`name`; pixels as stored (uint8, L or RGB).
+  Multi-label archives (ChestMNIST): an image with positive labels is hard-linked into the folder of each of
+  them, one with none goes to the `no_finding` folder. `label_table`, when given, lists every placed file.
+3D (kind npz_slices_3d): every volume of the `splits` becomes a folder `series` of `slice` PNGs along axis 0
+  (at most `max_slices`, evenly spaced when there are more); uint8 slices as stored, other dtypes min-max
+  scaled per slice to 0..255 and truncated; `labels_csv` (sample_index,label_index) for every `label_splits`.
 """
 
 from __future__ import annotations
@@ -200,7 +195,8 @@ class Unpack2D:
         path, spec = _archive(ctx)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            manifest = (lambda split=split: _write_label_manifest(ctx, split, spec)) if ctx.shard == 0 else None
+            wanted = ctx.shard == 0 and "label_table" in ctx.params
+            manifest = (lambda split=split: _write_label_manifest(ctx, split, spec)) if wanted else None
             _run_split(ctx, path, split, indices, _write_2d_chunk, manifest)
 
 
@@ -210,13 +206,14 @@ class _Placer:
     def __init__(self, params: dict, split: str):
         self.split = split
         self.names = params["labels"]
-        self.name_template = params.get("name", "{split}{index}_{labels}.png")
-        self.no_finding = params.get("no_finding", "no finding")
-        template = params.get("folder", "{label}")
+        self.name_template = params["name"]
+        self.no_finding = params.get("no_finding")
+        template = params["folder"]
         self.folders = {
             name: template.format(label=name, index=number).replace("/", "-") for number, name in enumerate(self.names)
         }
-        self.folders.setdefault(self.no_finding, template.format(label=self.no_finding, index=-1).replace("/", "-"))
+        if self.no_finding is not None:
+            self.folders.setdefault(self.no_finding, template.format(label=self.no_finding, index=-1).replace("/", "-"))
         self._by_labels: dict[tuple[int, ...], tuple[str, list[str]]] = {}  # label values -> text, folders
 
     def __call__(self, index: int, values: tuple[int, ...]) -> list[str]:
@@ -230,15 +227,25 @@ class _Placer:
         if values in self._by_labels:
             return self._by_labels[values]
         if len(values) == 1:
+            if not 0 <= values[0] < len(self.names):
+                raise RawDataError(f"label {values[0]} is outside the {len(self.names)} class names of the registry")
             classes = [self.names[values[0]]]
         else:
-            classes = [self.names[i] for i, value in enumerate(values) if value] or [self.no_finding]
+            classes = [self.names[i] for i, value in enumerate(values) if value] or [self._no_finding(values)]
         self._by_labels[values] = "_".join(str(v) for v in values), [self.folders[c] for c in classes]
         return self._by_labels[values]
 
+    def _no_finding(self, values: tuple[int, ...]) -> str:
+        if self.no_finding is None:
+            raise PreprocessError(
+                f"an image has no positive label ({values}) and the registry entry gives no no_finding folder; "
+                "add params.no_finding to the subset"
+            )
+        return self.no_finding
+
 
 def _split_dir(ctx, split: str) -> Path:
-    return ctx.subset_dir / ctx.params.get("split_dir", "output_images/{split}").format(split=split)
+    return ctx.subset_dir / ctx.params["split_dir"].format(split=split)
 
 
 def _write_2d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
@@ -280,7 +287,7 @@ def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     for index in range(spec["counts"][split]):
         values = place.labels(labels[index])[0]
         rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
-    target = _split_dir(ctx, split).parent / f"labels_{split}.csv"
+    target = ctx.subset_dir / ctx.params["label_table"].format(split=split)
     atomic_write_text(target, "\n".join(rows) + "\n")
     ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(rows) - 1)))
 
@@ -293,29 +300,51 @@ class Slices3D:
     @staticmethod
     def build(ctx, items) -> None:
         path, _ = _archive(ctx)
+        if ctx.shard == 0:
+            _write_3d_labels(ctx, path)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            labels_csv = (lambda split=split: _write_3d_labels(ctx, split)) if ctx.shard == 0 else None
-            _run_split(ctx, path, split, indices, _write_3d_chunk, labels_csv)
+            _run_split(ctx, path, split, indices, _write_3d_chunk)
 
 
-def _write_3d_labels(ctx, split: str) -> None:
-    labels = _SHARED["labels"]
-    rows = ["sample_index,label_index"] + [f"{i},{int(labels[i][0])}" for i in range(len(labels))]
-    target = ctx.subset_dir / f"{split}_labels.csv"
-    atomic_write_text(target, "\n".join(rows) + "\n")
-    ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(labels))))
+def _write_3d_labels(ctx, path: Path) -> None:
+    """sample_index,label_index of every volume, for each of `label_splits` (sliced or not)."""
+    with NpzFile(path) as archive:
+        for split in ctx.params.get("label_splits", []):
+            labels = archive.array(f"{split}_labels").reshape(-1)
+            rows = ["sample_index,label_index"] + [f"{i},{int(value)}" for i, value in enumerate(labels.tolist())]
+            target = ctx.subset_dir / ctx.params["labels_csv"].format(split=split)
+            atomic_write_text(target, "\n".join(rows) + "\n")
+            ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(labels))))
+
+
+def slice_indices(count: int, keep: int) -> np.ndarray:
+    """All slices when there are at most `keep`, else `keep` evenly spaced ones (floor of linspace)."""
+    return np.arange(count) if count <= keep else np.linspace(0, count - 1, keep, dtype=int)
+
+
+def to_uint8(plane: np.ndarray) -> np.ndarray:
+    """uint8 as it is; any other dtype min-max scaled to 0..255 and truncated (a constant slice is black)."""
+    if plane.dtype == np.uint8:
+        return plane
+    low, high = plane.min(), plane.max()
+    if high <= low:
+        return np.zeros(plane.shape, np.uint8)
+    return ((plane - low) / (high - low) * 255.0).astype(np.uint8)
 
 
 def _write_3d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
     ctx, split = _SHARED["placement"]
     volumes = _SHARED["images"]
-    base = ctx.subset_dir / f"{split}_slides"
+    series, slice_name = ctx.params["series"], ctx.params["slice"]
+    keep = ctx.params.get("max_slices", 64)
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     records = []
     _wait_for(indices[-1])
     for index in indices:
-        folder = base / f"sample_{index:05d}"
-        for k, plane in enumerate(volumes[index]):
-            records.append(write_output(folder / f"slice_{k:02d}.png", encode_png(plane), data_basedir, overwrite))
+        folder = ctx.subset_dir / series.format(split=split, index=index)
+        volume = volumes[index]
+        for k, depth in enumerate(slice_indices(len(volume), keep).tolist()):
+            data = encode_png(to_uint8(volume[depth]))
+            records.append(write_output(folder / slice_name.format(k=k), data, data_basedir, overwrite))
     return records

@@ -1,19 +1,29 @@
-"""Images out of Hugging Face parquet files, bytes kept as they are (PNG/JPEG are not re-encoded).
+"""Images out of Hugging Face parquet files, named by the subset's `name` template (under the subset folder).
 
 params:
-  dataset   a recipe below: which files, which column holds the image, how files are named
-Naming (relative to the subset's image root):
-  pannuke_classification  <Tissue Name>/fold{k}_{row:08d}.png, test rows of PanNuke_split.csv only
-  roco_qa                 <image_id><ext>
-  others                  <sha256 of the bytes, 20 hex digits><ext>: one file per distinct image, however
-                          many questions show it (RadImageNet-VQA, VQA-RAD, PathVQA, MedPix)
-Rows without an image are skipped and counted in the log; bytes that are not a known image format are decoded
-with Pillow and written as PNG, or stop the job naming file and row when Pillow cannot read them either.
+  dataset     a recipe of RECIPES: which files (and in which order), which columns, which naming rule
+  name        the output path under the subset folder; its fields depend on the recipe's rule:
+                content      {hash} (sha256 of the bytes, hex), {ext}: each distinct image once, however many
+                             questions show it (RadImageNet-VQA, VQA-RAD, PathVQA, MedPix)
+                sequence     {split} (file stem before the first "-"), {seq} (one counter over the files in the
+                             recipe's order, from 1), {ext} (ROCO-QA)
+                split_table  {split} (from the split CSV), {label} (the class name of the label column),
+                             {fold} (position of the file in the recipe's list, from 1), {row} (PanNuke)
+  splits      sequence, split_table: the splits written (others are skipped, with a line in the log)
+  labels      split_table: label value -> class name
+  split_keys  split_table: the CSV key of a row, templates tried in order (same fields as `name`)
+  duplicate   split_table: the name used when `name` was already written by this job: {stem}, {k} (1, 2, ...),
+              {suffix}
+Bytes are written as they are when they are PNG, JPEG, GIF, BMP, TIFF or WebP; other bytes are decoded with
+Pillow and written as PNG, or stop the job naming file and row. The split_table rule decodes every image and
+writes PNG (modes Pillow writes as they are, others as RGB), as the benchmark's PanNuke script does.
+Rows without an image are skipped and counted in the log.
 """
 
 from __future__ import annotations
 
 import glob as globlib
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -23,76 +33,90 @@ import pyarrow.parquet as pq
 
 from preprocess.convert.base import write_output
 from preprocess.csvio import read_split_csv
-from preprocess.errors import RawDataError
-from preprocess.extract.formats import content_name, image_extension
+from preprocess.errors import PreprocessError, RawDataError
+from preprocess.extract.formats import image_extension
 from preprocess.extract.parquet import iter_images
 from preprocess.pngio import encode_png
 
-PANNUKE_TISSUES = [
-    "Adrenal Gland",
-    "Bile Duct",
-    "Bladder",
-    "Breast",
-    "Cervix",
-    "Colon",
-    "Esophagus",
-    "Head & Neck",
-    "Kidney",
-    "Liver",
-    "Lung",
-    "Ovarian",
-    "Pancreatic",
-    "Prostate",
-    "Skin",
-    "Stomach",
-    "Testis",
-    "Thyroid",
-    "Uterus",
-]
-
+# Per dataset: the files (a list of names is read in that order, and every one must exist; globs are sorted),
+# the image column, the other columns a rule reads, the naming rule, and what the rule needs besides.
 RECIPES = {
-    "pannuke_classification": {"files": ["data/fold*-00000-of-00001.parquet"], "image": "image", "fields": ["tissue"]},
-    "roco_qa": {"files": ["data/Test-*.parquet"], "image": "image", "fields": ["image_id"]},
-    "radimagenet_vqa": {"files": ["benchmark/test-*.parquet"], "image": "image", "fields": []},
-    "vqa_rad": {"files": ["data/test-*.parquet"], "image": "image", "fields": []},
-    "pathvqa": {"files": ["data/test-*.parquet"], "image": "image", "fields": []},
-    "medpix_clinqa": {"files": ["data/train-*.parquet"], "image": "image_id", "fields": []},  # sic: image column
+    "pannuke_classification": {
+        "files": [f"data/fold{n}-00000-of-00001.parquet" for n in (1, 2, 3)],
+        "image": "image",
+        "fields": ["tissue"],
+        "rule": "split_table",
+        "label_column": "tissue",
+        "split_csv": "PanNuke_split.csv",
+    },
+    "roco_qa": {
+        "files": [
+            "data/Vaild-00000-of-00001-1ddc94eb806f44ae.parquet",  # sic: "Vaild" upstream
+            "data/Train-00000-of-00001-91a106d1a22c7cc9.parquet",
+            "data/Valid-00001-of-00002.parquet",
+            "data/Test-00000-of-00001-91a106d1a22c7cc9.parquet",
+            "data/Valid-00000-of-00002.parquet",
+        ],
+        "image": "image",
+        "fields": [],
+        "rule": "sequence",
+    },
+    "radimagenet_vqa": {"files": ["benchmark/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
+    "vqa_rad": {"files": ["data/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
+    "pathvqa": {"files": ["data/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
+    "medpix_clinqa": {"files": ["data/train-*.parquet"], "image": "image_id", "fields": [], "rule": "content"},  # sic
 }
 
+_GLOB_CHARACTERS = set("*?[")
 
-def list_rows(base: Path, patterns: list[str], what: str) -> list[tuple[str, int]]:
-    """(file, row) of every row of the parquet files matching the patterns, from their footers only."""
+
+def _files(base: Path, patterns: list[str], what: str) -> list[Path]:
+    """The files of a recipe: literal names in their order (each one required), or sorted glob matches."""
+    if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
+        missing = [p for p in patterns if not (base / p).is_file()]
+        if missing:
+            raise RawDataError(
+                f"{what}: missing {', '.join(str(base / p) for p in missing)}; the benchmark reads all of "
+                f"{', '.join(patterns)} (in that order): download them again, keeping the upstream names"
+            )
+        return [base / p for p in patterns]
     files = sorted(
         {Path(p) for pattern in patterns for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern))}
     )
     if not files:
         raise RawDataError(f"{what}: no parquet file matches {patterns} under {base}")
-    items = []
-    for path in files:
-        try:
-            rows = pq.ParquetFile(path).metadata.num_rows
-        except Exception as exc:  # pyarrow raises several types for a damaged footer
-            raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
-        items += [(str(path), row) for row in range(rows)]
-    return items
+    return files
+
+
+def _row_count(path: Path) -> int:
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception as exc:  # pyarrow raises several types for a damaged footer
+        raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
+
+
+def list_rows(base: Path, patterns: list[str], what: str) -> list[tuple[str, int]]:
+    """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only."""
+    return [(str(path), row) for path in _files(base, patterns, what) for row in range(_row_count(path))]
 
 
 def plan(ctx) -> list[tuple[str, int]]:
     recipe = RECIPES[ctx.params["dataset"]]
-    return list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key)
+    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key)
+    if recipe["rule"] == "sequence" and "splits" in ctx.params:
+        items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
+    return items
 
 
 def build(ctx, items) -> None:
-    dataset = ctx.params["dataset"]
-    recipe = RECIPES[dataset]
+    recipe = RECIPES[ctx.params["dataset"]]
+    namer = RULES[recipe["rule"]](ctx, recipe)
     wanted: dict[str, set[int]] = {}
     for file, row in items:
         wanted.setdefault(file, set()).add(row)
-    split = _pannuke_split(ctx) if dataset == "pannuke_classification" else None
-    root = ctx.image_root
     data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    skipped, written = 0, set()
-    for file, rows in sorted(wanted.items()):
+    skipped = 0
+    for file, rows in wanted.items():  # the plan's file order: the sequence rule counts in it
         for record in iter_images(Path(file), recipe["image"], recipe["fields"]):
             if record.row not in rows:
                 continue
@@ -100,47 +124,165 @@ def build(ctx, items) -> None:
             if record.data is None:
                 skipped += 1
                 continue
-            encoded = None
             with ctx.guard(f"{record.file} row {record.row}"):
-                encoded = _encoded(record)
-            if encoded is None:
-                continue
-            data, extension = encoded
-            relative = _name(dataset, record, extension, split)
-            if relative is None or relative in written:  # not in the test split, or an image seen already
-                continue
-            written.add(relative)
-            ctx.add_records([write_output(root / relative, data, data_basedir, overwrite)])
+                named = namer(record)
+                if named is not None:
+                    relative, data = named
+                    ctx.add_records([write_output(ctx.subset_dir / relative, data, data_basedir, overwrite)])
     if skipped:
         ctx.log(f"{skipped} rows have no image and were skipped")
+    namer.close()
 
 
 def _encoded(record) -> tuple[bytes, str]:
+    """The bytes as they are when they are a known image format, else decoded and written as PNG."""
     extension = image_extension(record.data)
     if extension:
         return record.data, extension
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(record.data)) as image:
-            array = np.asarray(image.convert("RGB" if image.mode not in ("L", "I;16") else image.mode))
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise RawDataError(f"{record.file}: row {record.row} holds bytes that are not an image ({exc})") from None
+    with _open_image(record) as image:
+        array = np.asarray(image.convert("RGB" if image.mode not in ("L", "I;16") else image.mode))
     return encode_png(array), ".png"
 
 
-def _name(dataset: str, record, extension: str, split) -> str | None:
-    if dataset == "pannuke_classification":
-        fold = Path(record.file).name.split("-")[0].replace("fold", "")
-        tissue = record.fields["tissue"]
-        tissue = PANNUKE_TISSUES[tissue] if isinstance(tissue, int) else str(tissue)
-        stem = f"fold{fold}_{record.row:08d}"
-        return f"{tissue}/{stem}.png" if split.get(f"{tissue}/{stem}.png") == "test" else None
-    if dataset == "roco_qa":
-        image_id = str(record.fields["image_id"]).replace("/", "_")
-        return f"{image_id}{extension}"
-    return content_name(record.data, extension)
+def _open_image(record):
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        image = Image.open(io.BytesIO(record.data))
+        image.load()
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise RawDataError(f"{record.file}: row {record.row} holds bytes that are not an image ({exc})") from None
+    return image
 
 
-def _pannuke_split(ctx) -> dict[str, str]:
-    return read_split_csv(ctx.raw_dir(ctx.params.get("source")) / "PanNuke_split.csv", ("image_path",))
+# Modes Pillow writes to PNG as they are; any other is converted to RGB first (the benchmark's PanNuke rule).
+_PNG_MODES = ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16")
+
+
+def _decoded_png(record) -> bytes:
+    """The image decoded and saved as PNG: the same pixels and mode as Pillow's own save."""
+    with _open_image(record) as image:
+        if image.mode not in _PNG_MODES:
+            image = image.convert("RGB")
+        if image.mode in ("L", "RGB", "I;16"):  # the pipeline's deterministic encoder
+            return encode_png(np.asarray(image))
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        return buffer.getvalue()
+
+
+def _stem_split(file: str) -> str:
+    return Path(file).stem.split("-")[0]
+
+
+class _Rule:
+    """Names the rows of one job; `close()` writes its log lines."""
+
+    def __init__(self, ctx, recipe: dict):
+        self.ctx, self.recipe, self.template = ctx, recipe, ctx.params["name"]
+
+    def close(self) -> None:
+        pass
+
+
+class _Content(_Rule):
+    """{hash}{ext}: an image shown by many questions is written once."""
+
+    def __init__(self, ctx, recipe):
+        super().__init__(ctx, recipe)
+        self.seen: set[str] = set()
+
+    def __call__(self, record):
+        data, extension = _encoded(record)
+        relative = self.template.format(hash=hashlib.sha256(data).hexdigest(), ext=extension)
+        if relative in self.seen:
+            return None
+        self.seen.add(relative)
+        return relative, data
+
+
+class _Sequence(_Rule):
+    """{split}_sample_{seq}: one counter over every row of the recipe's files, in their fixed order."""
+
+    def __init__(self, ctx, recipe):
+        super().__init__(ctx, recipe)
+        base = ctx.raw_dir(ctx.params.get("source"))
+        self.first: dict[str, int] = {}  # file -> counter value of its row 0
+        counted = 0
+        for path in _files(base, recipe["files"], ctx.subset.key):
+            self.first[str(path)] = counted + 1
+            counted += _row_count(path)
+
+    def __call__(self, record):
+        data, extension = _encoded(record)
+        seq = self.first[str(record.file)] + record.row
+        return self.template.format(split=_stem_split(str(record.file)), seq=seq, ext=extension), data
+
+
+class _SplitTable(_Rule):
+    """Class folders of the label column, split from the split CSV; every image decoded and written as PNG."""
+
+    def __init__(self, ctx, recipe):
+        super().__init__(ctx, recipe)
+        params, base = ctx.params, ctx.raw_dir(ctx.params.get("source"))
+        for key in ("labels", "split_keys", "splits", "duplicate"):
+            if key not in params:
+                raise PreprocessError(f"{ctx.subset.key}: the {ctx.params['dataset']} recipe needs params.{key}")
+        table = read_split_csv(base / recipe["split_csv"], ("image_path",))
+        self.split = {key: value.lower() for key, value in table.items()}
+        files = _files(base, recipe["files"], ctx.subset.key)
+        self.fold = {str(path): number for number, path in enumerate(files, start=1)}
+        self.written: set[str] = set()
+        self.unlabelled, self.unsplit, self.other_split = 0, 0, {}
+
+    def __call__(self, record):
+        fields = self._fields(record)
+        if fields is None:
+            return None
+        relative = self._free(self.template.format(**fields))
+        self.written.add(relative)
+        return relative, _decoded_png(record)
+
+    def _fields(self, record) -> dict | None:
+        labels = self.ctx.params["labels"]
+        try:
+            value = int(float(str(record.fields[self.recipe["label_column"]]).strip()))
+        except (TypeError, ValueError):
+            value = -1
+        if not 0 <= value < len(labels):
+            self.unlabelled += 1
+            return None
+        fields = {"label": labels[value], "fold": self.fold[str(record.file)], "row": record.row}
+        split = next((self.split[k] for k in self._keys(fields) if k in self.split), None)
+        if split is None:
+            self.unsplit += 1
+            return None
+        if split not in self.ctx.params["splits"]:
+            self.other_split[split] = self.other_split.get(split, 0) + 1
+            return None
+        return {**fields, "split": split}
+
+    def _keys(self, fields: dict):
+        return (template.format(**fields) for template in self.ctx.params["split_keys"])
+
+    def _free(self, relative: str) -> str:
+        """`relative`, or the first `duplicate` name not written yet when this job has written it already."""
+        folder, name = os.path.split(relative)
+        stem, suffix = os.path.splitext(name)
+        k = 1
+        while relative in self.written:
+            relative = os.path.join(folder, self.ctx.params["duplicate"].format(stem=stem, k=k, suffix=suffix))
+            k += 1
+        return relative
+
+    def close(self) -> None:
+        if self.unlabelled:
+            count = len(self.ctx.params["labels"])
+            self.ctx.log(f"{self.unlabelled} rows have no label value 0..{count - 1} and were skipped")
+        if self.unsplit:
+            self.ctx.log(f"{self.unsplit} rows are not in {self.recipe['split_csv']} and were skipped")
+        for split, count in sorted(self.other_split.items()):
+            self.ctx.log(f"{count} rows of split {split!r} were skipped (params.splits: {self.ctx.params['splits']})")
+
+
+RULES = {"content": _Content, "sequence": _Sequence, "split_table": _SplitTable}

@@ -6,7 +6,9 @@ import hashlib
 import io
 import json
 import stat
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,28 @@ from PIL import Image
 from preprocess.demo.images import encode, pattern
 
 IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-TISSUES = ["Adrenal Gland", "Bile Duct", "Bladder", "Breast", "Cervix", "Colon", "Esophagus", "Head & Neck"]
+
+
+def stored_png(array: np.ndarray) -> bytes:
+    """A PNG (8-bit gray or RGB) whose deflate stream is stored, not compressed: the same bytes with any zlib or
+    Pillow, so the content-hash names in the demo's literal task JSONs stay valid."""
+    height, width = array.shape[:2]
+    raw = b"".join(b"\x00" + array[y].tobytes() for y in range(height))
+    blocks, position = b"", 0
+    while True:
+        piece = raw[position : position + 65535]
+        position += len(piece)
+        last = position >= len(raw)
+        blocks += struct.pack("<BHH", int(last), len(piece), len(piece) ^ 0xFFFF) + piece
+        if last:
+            break
+    stream = b"\x78\x01" + blocks + struct.pack(">I", zlib.adler32(raw))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if array.ndim == 3 else 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", stream) + chunk(b"IEND", b"")
 
 
 def _write(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
@@ -35,12 +58,23 @@ def _mask_png(mask: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+# Per fold, per row: tissue value (0..18 upstream) and the PanNuke_split.csv line of the row (None: no line).
+# Tissue 7 is "Head and Neck"; fold3 row 0 is listed unpadded; fold2 row 2 is in no line of the CSV.
+PANNUKE_ROWS = {
+    1: [(3, "Breast/fold1_00000000.png,test"), (4, "Cervix/fold1_00000001.png,test"),
+        (5, "Colon/fold1_00000002.png,train")],
+    2: [(6, "Esophagus/fold2_00000000.png,test"), (7, "Head and Neck/fold2_00000001.png,test"), (0, None)],
+    3: [(1, "Bile Duct/fold3_0.png,test"), (2, "Bladder/fold3_00000001.png,train"),
+        (3, "Breast/fold3_00000002.png,test")],
+}
+
+
 def pannuke(base: Path) -> dict:
-    referenced, split_rows = [], ["image_path,split"]
-    for fold in (1, 2, 3):
+    """The three fold files (image, instances, categories, tissue) and the benchmark's split CSV."""
+    split_rows = ["image_path,split"]
+    for fold, rows in PANNUKE_ROWS.items():
         images, instances, categories, tissues = [], [], [], []
-        for row in range(3):
-            tissue = (fold * 3 + row) % len(TISSUES)
+        for row, (tissue, line) in enumerate(rows):
             images.append({"bytes": encode(pattern(fold * 10 + row, (32, 32)), "PNG"), "path": None})
             masks = []
             if row != 1:  # row 1 of each fold has no nucleus at all
@@ -53,16 +87,15 @@ def pannuke(base: Path) -> dict:
             instances.append(masks)
             categories.append([row % 5, 3][: len(masks)])
             tissues.append(tissue)
-            stem = f"{TISSUES[tissue]}/fold{fold}_{row:08d}.png"
-            split = "test" if row != 2 else "train"
-            split_rows.append(f"{stem},{split}")
-            if split == "test":
-                referenced.append(stem)
+            if line is not None:
+                split_rows.append(line)
         table = pa.table({"image": pa.array(images, IMAGE), "instances": pa.array(instances, pa.list_(IMAGE)),
                           "categories": pa.array(categories, pa.list_(pa.int64())),
                           "tissue": pa.array(tissues, pa.int64())})
         _write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table)
     (base / "PanNuke_split.csv").write_text("\n".join(split_rows) + "\n")
+    referenced = ["Breast/fold1_00000000.png", "Cervix/fold1_00000001.png", "Esophagus/fold2_00000000.png",
+                  "Head and Neck/fold2_00000001.png", "Bile Duct/fold3_00000000.png", "Breast/fold3_00000002.png"]
     return {"2D_Task/PanNuke": referenced}
 
 
@@ -72,23 +105,23 @@ def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
 
 
 def vqa_rad(base: Path) -> dict:
-    unique = [encode(pattern(200 + i, (32, 32), 1), "JPEG") for i in range(3)]
+    unique = [stored_png(pattern(200 + i, (32, 32), 1)) for i in range(3)]
     rows = [unique[0], unique[0], unique[1], unique[2], unique[1]]  # many questions per image, no image id
     table = _qa_table(rows, {"question": [f"q{i}?" for i in range(5)], "answer": ["yes", "no", "yes", "no", "x"]})
     _write(base / "data" / "test-00000-of-00001-0b1c2d3e4f.parquet", table)
-    return {"2D_Task/VQA-RAD": [_hash_name(b, ".jpg") for b in unique]}
+    return {"2D_Task/VQA-RAD": [_hash_name(b, ".png") for b in unique]}
 
 
 def pathvqa(base: Path) -> dict:
-    unique = [encode(pattern(220 + i, (32, 32)), "JPEG") for i in range(2)]
+    unique = [stored_png(pattern(220 + i, (32, 32))) for i in range(2)]
     rows = [unique[0], unique[1], unique[1], None]  # one row without an image
     table = _qa_table(rows, {"question": ["a?", "b?", "c?", "d?"], "answer": ["yes", "no", "no", "yes"]})
     _write(base / "data" / "test-00000-of-00001-9f8e7d6c5b.parquet", table)
-    return {"2D_Task/PathVQA": [_hash_name(b, ".jpg") for b in unique]}
+    return {"2D_Task/PathVQA": [_hash_name(b, ".png") for b in unique]}
 
 
 def radimagenet_vqa(base: Path) -> dict:
-    unique = [encode(pattern(240 + i, (32, 32), 1), "PNG") for i in range(2)]
+    unique = [stored_png(pattern(240 + i, (32, 32), 1)) for i in range(2)]
     rows = [unique[i // 9] for i in range(18)]  # nine questions on each image
     metadata = pa.array([{"content_type": "modality", "correct_text": "CT", "is_abnormal": i % 2 == 0,
                           "location": "abdomen", "modality": "CT", "pathology": "none", "question_id": f"q{i}"}
@@ -97,21 +130,34 @@ def radimagenet_vqa(base: Path) -> dict:
              "choices": pa.array([["A", "B"] if i % 3 else None for i in range(18)], pa.list_(pa.string())),
              "answer": ["A"] * 18, "question_type": ["mcq"] * 18, "metadata": metadata}
     _write(base / "benchmark" / "test-00000-of-00001.parquet", _qa_table(rows, extra), rows_per_group=5)
-    return {"2D_Task/RadImageNet-VQA": [_hash_name(b, ".png") for b in unique]}
+    return {"2D_Task/RadImageNet-VQA": [f"images/{_hash_name(b, '.png')}" for b in unique]}
+
+
+# The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic).
+ROCO_FILES = [
+    ("Vaild-00000-of-00001-1ddc94eb806f44ae.parquet", 2),
+    ("Train-00000-of-00001-91a106d1a22c7cc9.parquet", 3),
+    ("Valid-00001-of-00002.parquet", 1),
+    ("Test-00000-of-00001-91a106d1a22c7cc9.parquet", 3),
+    ("Valid-00000-of-00002.parquet", 2),
+]
 
 
 def roco_qa(base: Path) -> dict:
-    ids = ["ROCO_00102", "ROCO_00217"]
-    images = [encode(pattern(260 + i, (32, 32), 1), "JPEG") for i in range(2)]
-    table = pa.table({"image_id": ids, "image": pa.array([{"bytes": b, "path": None} for b in images], IMAGE),
-                      "question": ["What?", "Where?"], "answer": ["CT", "chest"]})
-    _write(base / "data" / "Test-00000-of-00001.parquet", table)
-    _write(base / "data" / "Vaild-00000-of-00001.parquet", table.slice(0, 1))  # "Vaild" (sic) upstream
-    return {"2D_Task/ROCO-VQA": [f"{i}.jpg" for i in ids]}
+    seed = 0
+    for name, rows in ROCO_FILES:
+        images = [encode(pattern(260 + seed + i, (32, 32), 1), "JPEG") for i in range(rows)]
+        table = pa.table({"image_id": [f"ROCO_{seed + i:05d}" for i in range(rows)],
+                          "image": pa.array([{"bytes": b, "path": None} for b in images], IMAGE),
+                          "question": ["What is shown?"] * rows, "answer": ["CT"] * rows})
+        _write(base / "data" / name, table)
+        seed += rows
+    # Test rows are images 7, 8 and 9 of the one counter over the five files.
+    return {"2D_Task/ROCO-VQA": [f"images/Test_sample_{seq:06d}.jpg" for seq in (7, 8, 9)]}
 
 
 def medpix(base: Path) -> dict:
-    unique = [encode(pattern(280 + i, (32, 32), 1), "PNG") for i in range(3)]
+    unique = [stored_png(pattern(280 + i, (32, 32), 1)) for i in range(3)]
     referenced = []
     for shard in range(2):
         rows = unique[shard : shard + 2]
@@ -154,7 +200,7 @@ def omnimedvqa(base: Path) -> dict:
         _zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
         for i, path in enumerate(paths):
             _zip_add(archive, f"OmniMedVQA/{path}", encode(pattern(320 + i, (32, 32)), "PNG"))
-    return {"2D_Task/OmniMedVQA_vqa": paths}
+    return {"2D_Task/OmniMedVQA_vqa": paths}  # under the image root test/
 
 
 WRITERS = {

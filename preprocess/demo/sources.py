@@ -162,23 +162,30 @@ def _npz(path: Path, arrays: dict) -> None:
         np.savez_compressed(handle, **arrays)
 
 
+# ChestMNIST test labels, written out: none, atelectasis + effusion, cardiomegaly, hernia.
+CHEST_TEST_LABELS = [[0] * 14, [1, 0, 1] + [0] * 11, [0, 1] + [0] * 12, [0] * 13 + [1]]
+
+
 def _medmnist_2d(base: Path, flag: str, size: int, channels: int, labels: list[str], multi: bool, seed: int):
-    """An npz with MedMNIST's keys, dtypes and shapes; 3 train, 2 val and 4 test images."""
+    """An npz with MedMNIST's keys, dtypes and shapes; 3 train, 2 val and 4 test images.
+
+    Single-label rows are 0, 1, 2, ... in each split; ChestMNIST's test rows are CHEST_TEST_LABELS.
+    """
     rng = np.random.default_rng(seed)
     arrays, referenced = {}, []
     for split, count in (("train", 3), ("val", 2), ("test", 4)):
         images = np.stack([pattern(seed + i, (size, size), channels) for i in range(count)]).astype(np.uint8)
-        if multi:
+        if multi and split == "test":
+            rows = np.array(CHEST_TEST_LABELS, np.uint8)
+        elif multi:
             rows = rng.integers(0, 2, size=(count, len(labels)), dtype=np.uint8)
-            rows[0] = 0  # one image without findings
         else:
             rows = (np.arange(count) % len(labels)).reshape(-1, 1).astype(np.uint8)
         arrays[f"{split}_images"], arrays[f"{split}_labels"] = images, rows
         if split == "test":
             for index, row in enumerate(rows):
-                values = "_".join(str(int(v)) for v in row)
                 positives = [labels[i] for i, v in enumerate(row) if v] if multi else [labels[int(row[0])]]
-                referenced.append(f"{(positives or ['no finding'])[0]}/test{index}_{values}.png")
+                referenced.append(f"{(positives or ['no finding'])[0]}/test_{index:06d}.png")
     _npz(base / f"{flag}_{size}.npz", arrays)
     return referenced
 
@@ -197,7 +204,7 @@ def medmnist(base: Path) -> dict[str, list[str]]:
 
 
 def medmnist3d(base: Path) -> dict[str, list[list[str]]]:
-    """organmnist3d_64.npz with 2 train, 1 val and 3 test volumes of 64^3."""
+    """organmnist3d_64.npz with 2 train, 1 val and 3 test volumes of 64^3 (labels 0, 1, 2, ... per split)."""
     arrays = {}
     for split, count in (("train", 2), ("val", 1), ("test", 3)):
         volumes = np.stack([np.stack([pattern(i * 64 + k, (64, 64), 1) for k in range(64)]) for i in range(count)])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 _SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", ".png"),
     (b"\xff\xd8\xff", ".jpg"),
@@ -23,7 +21,3 @@ def image_extension(data: bytes) -> str | None:
         return ".webp"
     return None
 
-
-def content_name(data: bytes, extension: str) -> str:
-    """A name from the bytes themselves: the same image asked by many questions is written once."""
-    return hashlib.sha256(data).hexdigest()[:20] + extension
