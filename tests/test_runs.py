@@ -56,7 +56,7 @@ def test_partial_rebuild_touches_only_that_subset(tmp_path, demo_template):
     _run(workdir, "--cores", "2")
     images = workdir / "demo" / "DATA_BASEDIR" / "2D_Images"
     before = _state(images)
-    lost = images / "BloodMNIST" / "output_images" / "test" / "basophil" / "test0_0.png"
+    lost = images / "BloodMNIST" / "output_images" / "test" / "basophil" / "test_000000.png"
     lost.unlink()  # the subset needs rebuilding (in real life: its raw data was fixed)
     started = time.perf_counter()
     _run(workdir, "--cores", "2", "--config", "subsets=['2D_Task/BloodMNIST']", "--forcerun", "convert")
