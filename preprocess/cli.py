@@ -59,6 +59,8 @@ def cmd_list(args) -> int:
         print(json.dumps(rows, indent=2))
     elif args.markdown:
         print(markdown_table(rows))
+    elif args.naming:
+        print(naming_table(registry))
     else:
         from preprocess import tables
 
@@ -72,6 +74,30 @@ def markdown_table(rows: list[dict]) -> str:
     for row in rows:
         root = f"`{row['image_root']}`" if row["image_root"] else "(text)"
         lines.append(f"| {row['subset']} | {row['kind']} | {row['sources']} | {row['access']} | {root} |")
+    return "\n".join(lines)
+
+
+def _is_template(schema: dict) -> bool:
+    refs = [schema, *schema.get("oneOf", [])]
+    return any(part.get("$ref") == "#/$defs/template" for part in refs)
+
+
+def naming_table(registry) -> str:
+    """Every output-name template of every conversion, as subsets.yaml gives it (the README's naming table)."""
+    lines = ["| subset | conversion | output names (templates of `subsets.yaml`) |", "|---|---|---|"]
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            properties = registry.kinds[conversion.kind].params.get("properties", {})
+            names = []
+            for key, value in conversion.params.items():
+                if key in properties and _is_template(properties[key]):
+                    shown = value if isinstance(value, str) else ", ".join(f"{k}: {v}" for k, v in value.items())
+                    names.append(f"{key} `{shown}`")
+            if names:
+                kind = conversion.kind
+                if conversion.name != conversion.kind:
+                    kind = f"{conversion.name} ({kind})"
+                lines.append(f"| {subset.key} | {kind} | {'; '.join(names)} |")
     return "\n".join(lines)
 
 
@@ -339,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="all 56 subsets: kind, sources, access, image root")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the table of the README")
+    p.add_argument("--naming", action="store_true", help="the README's table of output-name templates")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("info", help="one subset or source, with download instructions")

@@ -3,19 +3,17 @@
 params:
   source   source id of the shared copy
   links    link name (relative to the image root; '.' is the root itself) -> target relative to the
-           source's raw folder. Default: files and p10..p19, as the benchmark README sets MIMIC-CXR up.
+           source's raw folder (MIMIC-CXR: files and p10..p19, as the benchmark README sets it up)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-MIMIC_LINKS = {"files": "files", **{f"p{n}": f"files/p{n}" for n in range(10, 20)}}
-
 
 def plan(ctx) -> list[tuple[str, Path]]:
     base = ctx.raw_dir(ctx.params["source"])
-    links = ctx.params.get("links", MIMIC_LINKS)
+    links = ctx.params["links"]
     return sorted((name, base / target) for name, target in links.items())
 
 

@@ -20,4 +20,3 @@ def image_extension(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return ".webp"
     return None
-
