@@ -12,8 +12,14 @@ import numpy as np
 from preprocess.demo.images import encode, pattern
 
 
-def _dicom(path: Path, pixels: np.ndarray, photometric: str = "MONOCHROME2", compress=None, window=None,
-           for_processing: bool = False) -> None:
+def _dicom(
+    path: Path,
+    pixels: np.ndarray,
+    photometric: str = "MONOCHROME2",
+    compress=None,
+    window=None,
+    for_processing: bool = False,
+) -> None:
     from pydicom.dataset import Dataset, FileMetaDataset
     from pydicom.uid import ExplicitVRLittleEndian, generate_uid
 
@@ -59,7 +65,7 @@ CXR_TEST = ["0a6fd1c1a33ba8b6cafe3aa5ef0e5c9a", "9f8e7d6c5b4a39281706f5e4d3c2b1a
 CXR_TRAIN = ["1b2c3d4e5f60718293a4b5c6d7e8f901"]
 
 
-def vindr_cxr(base: Path) -> dict:
+def vindr_cxr(base: Path) -> None:
     """Test: a MONOCHROME1 image with a two-valued window and a JPEG 2000 one; train: one image with a class
     the test split lacks (Calcification, which moves the sorted class ids). The test image's three Nodule/Mass
     boxes merge in an order that matters: the first two merge and their union goes to the END of the list."""
@@ -85,33 +91,38 @@ def vindr_cxr(base: Path) -> dict:
         f"{CXR_TRAIN[0]},R10,No finding,,,,",
     ]
     annotations = base / "annotations"
-    _write(annotations / "annotations_test.csv",  # the test file has no rad_id
-           "image_id,class_name,x_min,y_min,x_max,y_max\n" + "\n".join(test_rows) + "\n")
-    _write(annotations / "annotations_train.csv",
-           "image_id,rad_id,class_name,x_min,y_min,x_max,y_max\n" + "\n".join(train_rows) + "\n")
+    _write(
+        annotations / "annotations_test.csv",  # the test file has no rad_id
+        "image_id,class_name,x_min,y_min,x_max,y_max\n" + "\n".join(test_rows) + "\n",
+    )
+    _write(
+        annotations / "annotations_train.csv",
+        "image_id,rad_id,class_name,x_min,y_min,x_max,y_max\n" + "\n".join(train_rows) + "\n",
+    )
     _write(annotations / "image_labels_test.csv", f"image_id,Nodule/Mass,Other disease\n{first},1,0\n{second},1,0\n")
-    _write(annotations / "image_labels_train.csv",
-           f"image_id,rad_id,Calcification,Other diseases\n{CXR_TRAIN[0]},R8,1,0\n")
-    query = "VinDr-CXR-dataset/ai-vinbigdata"
-    return {"2D_Task/VindrCXR": [f"{query}/test/{first}.png", f"crop/{first}_3_0.png", f"crop/{first}_3_1.png",
-                                 f"crop/{first}_0_0.png", f"{query}/test/{second}.png", f"crop/{second}_2_0.png",
-                                 f"crop/{second}_3_0.png"]}
+    _write(
+        annotations / "image_labels_train.csv", f"image_id,rad_id,Calcification,Other diseases\n{CXR_TRAIN[0]},R8,1,0\n"
+    )
 
 
 # --- VinDr-Mammo ----------------------------------------------------------------------------------------------
 
 # The Mammo-CLIP copy's table: PhysioNet's finding columns, then patient_id, fold and the boxes in the
 # resized PNGs' pixels (column order [I]: the benchmark's script reads them by name).
-MAMMO_HEADER = ("study_id,series_id,image_id,laterality,view_position,height,width,breast_birads,breast_density,"
-                "finding_categories,finding_birads,xmin,ymin,xmax,ymax,split,patient_id,fold,"
-                "resized_xmin,resized_ymin,resized_xmax,resized_ymax")
+MAMMO_HEADER = (
+    "study_id,series_id,image_id,laterality,view_position,height,width,breast_birads,breast_density,"
+    "finding_categories,finding_birads,xmin,ymin,xmax,ymax,split,patient_id,fold,"
+    "resized_xmin,resized_ymin,resized_xmax,resized_ymax"
+)
 MAMMO_PATIENT = "4e3ac9a1d2f1b0c7e5a6d8f9b1c2d3e4"
 MAMMO_IMAGES = [
-    "2f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c", "8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f", "c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8",
+    "2f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c",
+    "8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f",
+    "c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8",
 ]
 
 
-def vindr_mammo(base: Path) -> dict:
+def vindr_mammo(base: Path) -> None:
     """The derived copy: 8-bit PNGs under images_png/<patient_id>/ and vindr_detection_v1_folds.csv. A row
     lists several categories (one crop each), a 'No Finding' row has no box, and a training-only category
     (Architectural Distortion) moves the sorted category ids."""
@@ -132,9 +143,6 @@ def vindr_mammo(base: Path) -> dict:
         f"400.0,400.0,900.0,900.0,training,{MAMMO_PATIENT},1,5.0,5.0,20.0,20.0",
     ]
     _write(base / "vindr_detection_v1_folds.csv", MAMMO_HEADER + "\n" + "\n".join(rows) + "\n")
-    query = f"images_png/{MAMMO_PATIENT}"
-    return {"2D_Task/VindrMammo": [f"{query}/{first}.png", f"crop/{first}_1_0.png", f"crop/{first}_1_1.png",
-                                   f"crop/{first}_2_0.png"]}
 
 
 def vindr_mammo_physionet(base: Path) -> None:
@@ -145,8 +153,10 @@ def vindr_mammo_physionet(base: Path) -> None:
     _dicom(base / "images" / study / f"{first}.dicom", xray(3), window=([2000], [4000]))
     _dicom(base / "images" / study / f"{second}.dicom", xray(4), "MONOCHROME1")
     _dicom(base / "images" / study / f"{third}.dicom", xray(5), for_processing=True)
-    header = ("study_id,series_id,image_id,laterality,view_position,height,width,breast_birads,breast_density,"
-              "finding_categories,finding_birads,xmin,ymin,xmax,ymax,split")
+    header = (
+        "study_id,series_id,image_id,laterality,view_position,height,width,breast_birads,breast_density,"
+        "finding_categories,finding_birads,xmin,ymin,xmax,ymax,split"
+    )
     rows = [
         f"{study},s1,{first},L,CC,96,80,BI-RADS 4,DENSITY C,\"['Mass', 'Suspicious Calcification']\",BI-RADS 4,"
         "10.5,20.5,40.2,50.9,test",
@@ -158,12 +168,14 @@ def vindr_mammo_physionet(base: Path) -> None:
 
 # --- Chest ImaGenome ------------------------------------------------------------------------------------------
 
-GOLD_HEADER = ("image_id,x1,y1,x2,y2,width,height,bbox_name,annot_id,original_x1,original_x2,original_y1,"
-               "original_y2,original_width,original_height,annotator,coord224,coord_original")
+GOLD_HEADER = (
+    "image_id,x1,y1,x2,y2,width,height,bbox_name,annot_id,original_x1,original_x2,original_y1,"
+    "original_y2,original_width,original_height,annotator,coord224,coord_original"
+)
 UNPLACED = "0c0c0c0c-11111111-22222222-33333333-44444444"  # a gold image the sentences file does not list
 
 
-def chest_imagenome(base: Path) -> dict:
+def chest_imagenome(base: Path) -> None:
     """Gold boxes on the first two demo MIMIC-CXR-JPG images (32x32); 'right lung' is annotated twice on the
     first (the later box is the crop), one gold image is absent from the sentences file (no crop)."""
     from preprocess.demo.sources import MIMIC_IMAGES
@@ -178,19 +190,19 @@ def chest_imagenome(base: Path) -> dict:
         (MIMIC_IMAGES[1][3], "left lung", -2.0, 40.0, 1.0, 31.5),  # past the image: floored, cut at the edge
         (UNPLACED, "trachea", 10.0, 20.0, 0.0, 12.0),
     ]
-    rows = [f"{d}.dcm,0,0,0,0,224,224,{name},{n},{x1},{x2},{y1},{y2},32,32,1,," for n, (d, name, x1, x2, y1, y2)
-            in enumerate(boxes)]
-    _write(base / "gold_dataset" / "gold_bbox_coordinate_annotations_1000images.csv",
-           GOLD_HEADER + "\n" + "\n".join(rows) + "\n")
+    rows = [
+        f"{d}.dcm,0,0,0,0,224,224,{name},{n},{x1},{x2},{y1},{y2},32,32,1,,"
+        for n, (d, name, x1, x2, y1, y2) in enumerate(boxes)
+    ]
+    _write(
+        base / "gold_dataset" / "gold_bbox_coordinate_annotations_1000images.csv",
+        GOLD_HEADER + "\n" + "\n".join(rows) + "\n",
+    )
     sentences = ["patient_id\tstudy_id\timage_id\tsentence"]  # [I]: the columns the script reads, tab-separated
     for _, patient, study, dicom in MIMIC_IMAGES[:2]:
         for sentence in ("Lungs are clear.", "Heart size is normal."):
             sentences.append(f"{patient[1:]}\t{study[1:]}\t{dicom}.dcm\t{sentence}")
     _write(base / "gold_dataset" / "gold_all_sentences_500pts_1000studies.txt", "\n".join(sentences) + "\n")
-    # sorted gold names: cardiac silhouette 0, left lung 1, right lung 2, trachea 3
-    (g0, p0, s0, d0), (g1, p1, s1, d1) = MIMIC_IMAGES[0], MIMIC_IMAGES[1]
-    return {"2D_Task/ChestImagrome": [f"{g0}/{p0}/{s0}/{d0}.jpg", f"gold_crop/{d0}_2_0.png", f"gold_crop/{d0}_1_0.png",
-                                      f"{g1}/{p1}/{s1}/{d1}.jpg", f"gold_crop/{d1}_0_0.png", f"gold_crop/{d1}_1_0.png"]}
 
 
 WRITERS = {

@@ -61,15 +61,21 @@ def _mask_png(mask: np.ndarray) -> bytes:
 # Per fold, per row: tissue value (0..18 upstream) and the PanNuke_split.csv line of the row (None: no line).
 # Tissue 7 is "Head and Neck"; fold3 row 0 is listed unpadded; fold2 row 2 is in no line of the CSV.
 PANNUKE_ROWS = {
-    1: [(3, "Breast/fold1_00000000.png,test"), (4, "Cervix/fold1_00000001.png,test"),
-        (5, "Colon/fold1_00000002.png,train")],
+    1: [
+        (3, "Breast/fold1_00000000.png,test"),
+        (4, "Cervix/fold1_00000001.png,test"),
+        (5, "Colon/fold1_00000002.png,train"),
+    ],
     2: [(6, "Esophagus/fold2_00000000.png,test"), (7, "Head and Neck/fold2_00000001.png,test"), (0, None)],
-    3: [(1, "Bile Duct/fold3_0.png,test"), (2, "Bladder/fold3_00000001.png,train"),
-        (3, "Breast/fold3_00000002.png,test")],
+    3: [
+        (1, "Bile Duct/fold3_0.png,test"),
+        (2, "Bladder/fold3_00000001.png,train"),
+        (3, "Breast/fold3_00000002.png,test"),
+    ],
 }
 
 
-def pannuke(base: Path) -> dict:
+def pannuke(base: Path) -> None:
     """The three fold files (image, instances, categories, tissue) and the benchmark's split CSV."""
     split_rows = ["image_path,split"]
     for fold, rows in PANNUKE_ROWS.items():
@@ -89,14 +95,16 @@ def pannuke(base: Path) -> dict:
             tissues.append(tissue)
             if line is not None:
                 split_rows.append(line)
-        table = pa.table({"image": pa.array(images, IMAGE), "instances": pa.array(instances, pa.list_(IMAGE)),
-                          "categories": pa.array(categories, pa.list_(pa.int64())),
-                          "tissue": pa.array(tissues, pa.int64())})
+        table = pa.table(
+            {
+                "image": pa.array(images, IMAGE),
+                "instances": pa.array(instances, pa.list_(IMAGE)),
+                "categories": pa.array(categories, pa.list_(pa.int64())),
+                "tissue": pa.array(tissues, pa.int64()),
+            }
+        )
         _write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table)
     (base / "PanNuke_split.csv").write_text("\n".join(split_rows) + "\n")
-    referenced = ["Breast/fold1_00000000.png", "Cervix/fold1_00000001.png", "Esophagus/fold2_00000000.png",
-                  "Head and Neck/fold2_00000001.png", "Bile Duct/fold3_00000000.png", "Breast/fold3_00000002.png"]
-    return {"2D_Task/PanNuke": referenced}
 
 
 def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
@@ -104,33 +112,45 @@ def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
     return pa.table({"image": column, **extra})
 
 
-def vqa_rad(base: Path) -> dict:
+def vqa_rad(base: Path) -> None:
     unique = [stored_png(pattern(200 + i, (32, 32), 1)) for i in range(3)]
     rows = [unique[0], unique[0], unique[1], unique[2], unique[1]]  # many questions per image, no image id
     table = _qa_table(rows, {"question": [f"q{i}?" for i in range(5)], "answer": ["yes", "no", "yes", "no", "x"]})
     _write(base / "data" / "test-00000-of-00001-0b1c2d3e4f.parquet", table)
-    return {"2D_Task/VQA-RAD": [_hash_name(b, ".png") for b in unique]}
 
 
-def pathvqa(base: Path) -> dict:
+def pathvqa(base: Path) -> None:
     unique = [stored_png(pattern(220 + i, (32, 32))) for i in range(2)]
     rows = [unique[0], unique[1], unique[1], None]  # one row without an image
     table = _qa_table(rows, {"question": ["a?", "b?", "c?", "d?"], "answer": ["yes", "no", "no", "yes"]})
     _write(base / "data" / "test-00000-of-00001-9f8e7d6c5b.parquet", table)
-    return {"2D_Task/PathVQA": [_hash_name(b, ".png") for b in unique]}
 
 
-def radimagenet_vqa(base: Path) -> dict:
+def radimagenet_vqa(base: Path) -> None:
     unique = [stored_png(pattern(240 + i, (32, 32), 1)) for i in range(2)]
     rows = [unique[i // 9] for i in range(18)]  # nine questions on each image
-    metadata = pa.array([{"content_type": "modality", "correct_text": "CT", "is_abnormal": i % 2 == 0,
-                          "location": "abdomen", "modality": "CT", "pathology": "none", "question_id": f"q{i}"}
-                         for i in range(18)])
-    extra = {"question": [f"q{i}" for i in range(18)],
-             "choices": pa.array([["A", "B"] if i % 3 else None for i in range(18)], pa.list_(pa.string())),
-             "answer": ["A"] * 18, "question_type": ["mcq"] * 18, "metadata": metadata}
+    metadata = pa.array(
+        [
+            {
+                "content_type": "modality",
+                "correct_text": "CT",
+                "is_abnormal": i % 2 == 0,
+                "location": "abdomen",
+                "modality": "CT",
+                "pathology": "none",
+                "question_id": f"q{i}",
+            }
+            for i in range(18)
+        ]
+    )
+    extra = {
+        "question": [f"q{i}" for i in range(18)],
+        "choices": pa.array([["A", "B"] if i % 3 else None for i in range(18)], pa.list_(pa.string())),
+        "answer": ["A"] * 18,
+        "question_type": ["mcq"] * 18,
+        "metadata": metadata,
+    }
     _write(base / "benchmark" / "test-00000-of-00001.parquet", _qa_table(rows, extra), rows_per_group=5)
-    return {"2D_Task/RadImageNet-VQA": [f"images/{_hash_name(b, '.png')}" for b in unique]}
 
 
 # The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic).
@@ -143,30 +163,37 @@ ROCO_FILES = [
 ]
 
 
-def roco_qa(base: Path) -> dict:
+def roco_qa(base: Path) -> None:
     seed = 0
     for name, rows in ROCO_FILES:
         images = [encode(pattern(260 + seed + i, (32, 32), 1), "JPEG") for i in range(rows)]
-        table = pa.table({"image_id": [f"ROCO_{seed + i:05d}" for i in range(rows)],
-                          "image": pa.array([{"bytes": b, "path": None} for b in images], IMAGE),
-                          "question": ["What is shown?"] * rows, "answer": ["CT"] * rows})
+        table = pa.table(
+            {
+                "image_id": [f"ROCO_{seed + i:05d}" for i in range(rows)],
+                "image": pa.array([{"bytes": b, "path": None} for b in images], IMAGE),
+                "question": ["What is shown?"] * rows,
+                "answer": ["CT"] * rows,
+            }
+        )
         _write(base / "data" / name, table)
         seed += rows
     # Test rows are images 7, 8 and 9 of the one counter over the five files.
-    return {"2D_Task/ROCO-VQA": [f"images/Test_sample_{seq:06d}.jpg" for seq in (7, 8, 9)]}
 
 
-def medpix(base: Path) -> dict:
+def medpix(base: Path) -> None:
     unique = [stored_png(pattern(280 + i, (32, 32), 1)) for i in range(3)]
-    referenced = []
     for shard in range(2):
         rows = unique[shard : shard + 2]
-        table = pa.table({"image_id": pa.array([{"bytes": b, "path": None} for b in rows], IMAGE),  # sic
-                          "mode": ["CT"] * 2, "case_id": [f"c{shard}{i}" for i in range(2)],
-                          "question": ["?"] * 2, "answer": ["!"] * 2})
+        table = pa.table(
+            {
+                "image_id": pa.array([{"bytes": b, "path": None} for b in rows], IMAGE),  # sic
+                "mode": ["CT"] * 2,
+                "case_id": [f"c{shard}{i}" for i in range(2)],
+                "question": ["?"] * 2,
+                "answer": ["!"] * 2,
+            }
+        )
         _write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table)
-        referenced += [_hash_name(b, ".png") for b in rows]
-    return {"2D_Task/MedPIX": sorted(set(referenced))}
 
 
 def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:
@@ -175,7 +202,7 @@ def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = Fals
     archive.writestr(info, data)
 
 
-def pmc_vqa(base: Path) -> dict:
+def pmc_vqa(base: Path) -> None:
     base.mkdir(parents=True, exist_ok=True)
     figures = ["PMC8253873_Fig2_288.jpg", "PMC3298543_F1.jpg"]
     with zipfile.ZipFile(base / "images.zip", "w") as archive:
@@ -184,23 +211,33 @@ def pmc_vqa(base: Path) -> dict:
         _zip_add(archive, "../evil.jpg", b"escape attempt")
         _zip_add(archive, "/abs.jpg", b"absolute")
         _zip_add(archive, "figures/link.jpg", b"/etc/passwd", link=True)
-    rows = "".join(f'{name},What is shown?,CT,CT,MRI,US,X-ray,A\n' for name in [*figures, "PMC0000000_missing.jpg"])
-    (base / "test.csv").write_text("Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D,Answer_label\n"
-                                   + rows)
-    return {"2D_Task/PMC": figures}
+    rows = "".join(f"{name},What is shown?,CT,CT,MRI,US,X-ray,A\n" for name in [*figures, "PMC0000000_missing.jpg"])
+    (base / "test.csv").write_text(
+        "Figure_path,Question,Answer,Choice A,Choice B,Choice C,Choice D,Answer_label\n" + rows
+    )
 
 
-def omnimedvqa(base: Path) -> dict:
+def omnimedvqa(base: Path) -> None:
     base.mkdir(parents=True, exist_ok=True)
     paths = ["Images/ACRIMA/Im001_ACRIMA.png", "Images/ACRIMA/Im002_ACRIMA.png"]
-    records = [{"question_id": f"q{i}", "dataset": "ACRIMA", "question_type": "Disease Diagnosis",
-                "question": "Is this glaucoma?", "gt_answer": "Yes", "image_path": p, "option_A": "Yes",
-                "option_B": "No", "modality_type": "Fundus Photography"} for i, p in enumerate(paths)]
+    records = [
+        {
+            "question_id": f"q{i}",
+            "dataset": "ACRIMA",
+            "question_type": "Disease Diagnosis",
+            "question": "Is this glaucoma?",
+            "gt_answer": "Yes",
+            "image_path": p,
+            "option_A": "Yes",
+            "option_B": "No",
+            "modality_type": "Fundus Photography",
+        }
+        for i, p in enumerate(paths)
+    ]
     with zipfile.ZipFile(base / "OmniMedVQA.zip", "w") as archive:
         _zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
         for i, path in enumerate(paths):
             _zip_add(archive, f"OmniMedVQA/{path}", encode(pattern(320 + i, (32, 32)), "PNG"))
-    return {"2D_Task/OmniMedVQA_vqa": paths}  # under the image root test/
 
 
 WRITERS = {

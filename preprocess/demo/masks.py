@@ -17,8 +17,13 @@ import numpy as np
 
 from preprocess.demo.images import encode, pattern
 
-KVASIR_IDS = ["cju0qkwl35piu0993l0dewei2", "cju0qoxqj9q6s0835b43399p4", "cju0roawvklrq0799vmjorwfv",
-              "cju0rx1idathl0835detmsp84", "cju0s2a9ekvms080138tjjpxr"]
+KVASIR_IDS = [
+    "cju0qkwl35piu0993l0dewei2",
+    "cju0qoxqj9q6s0835b43399p4",
+    "cju0roawvklrq0799vmjorwfv",
+    "cju0rx1idathl0835detmsp84",
+    "cju0s2a9ekvms080138tjjpxr",
+]
 KVASIR_SPLITS = {KVASIR_IDS[0]: "train", KVASIR_IDS[1]: "test", KVASIR_IDS[2]: "test", KVASIR_IDS[3]: "test"}
 # boxes per image as kavsir_bboxes.json gives them; images are 60 x 80 (height x width)
 KVASIR_BOXES = {
@@ -30,7 +35,7 @@ KVASIR_BOXES = {
 }
 
 
-def kvasir_seg(base: Path) -> dict:
+def kvasir_seg(base: Path) -> None:
     (base / "images").mkdir(parents=True, exist_ok=True)
     (base / "masks").mkdir(parents=True, exist_ok=True)
     annotations = {}
@@ -41,15 +46,15 @@ def kvasir_seg(base: Path) -> dict:
         noisy = np.clip(mask.astype(int) + np.random.default_rng(n).integers(-8, 9, mask.shape), 0, 255)
         (base / "images" / f"{image_id}.jpg").write_bytes(encode(pattern(400 + n, (60, 80)), "JPEG"))
         (base / "masks" / f"{image_id}.jpg").write_bytes(encode(noisy.astype(np.uint8), "JPEG"))
-        boxes = [{"label": "polyp", "xmin": x0, "ymin": y0, "xmax": x1, "ymax": y1}
-                 for x0, y0, x1, y1 in KVASIR_BOXES[image_id]]
+        boxes = [
+            {"label": "polyp", "xmin": x0, "ymin": y0, "xmax": x1, "ymax": y1}
+            for x0, y0, x1, y1 in KVASIR_BOXES[image_id]
+        ]
         annotations[image_id] = {"height": 60, "width": 80, "bbox": boxes}
     (base / "kavsir_bboxes.json").write_text(json.dumps(annotations))
     rows = [f"{split},{image_id}.png" for image_id, split in KVASIR_SPLITS.items()]
     rows.append("test,cjz14qsk2wci60794un9ozwmw.png")  # a row without an image in the box file: unused
     (base / "split.csv").write_text("split,original_image_path\n" + "\n".join(rows) + "\n")
-    test = [i for i, split in KVASIR_SPLITS.items() if split == "test"]
-    return {"2D_Task/Gastrointestinal": [f"images/test_{i}{end}.png" for i in test for end in ("", "_polyp")]}
 
 
 def _npz(path: Path, arrays: dict) -> None:
@@ -80,7 +85,7 @@ MEDSEGBENCH = {
 CATEGORIES = {"polypgen": 6, "uwaterlooskincancer": 2}  # PolypGen: six centres; UWaterloo: melanoma or not
 
 
-def medsegbench(base: Path) -> dict:
+def medsegbench(base: Path) -> None:
     for number, (flag, (channels, test_masks)) in enumerate(MEDSEGBENCH.items()):
         arrays = {}
         for split, count in (("train", 2), ("val", 1), ("test", 3)):
@@ -91,15 +96,6 @@ def medsegbench(base: Path) -> dict:
                 arrays[f"{split}_images_C{category}"] = images[share]
                 arrays[f"{split}_label_C{category}"] = labels[share]
         _npz(base / f"{flag}_512.npz", arrays)
-    return {  # test images the demo's task JSONs name (PolypGen 00002, nerve 00001 and ISIC 00002 have no crop)
-        "2D_Task/Gastrointestinal": ["images/test_00000.png", "images/test_00000_polyp.png",
-                                     "images/test_00001.png", "images/test_00001_polyp.png"],
-        "2D_Task/SkinLesion": [f"images/test_{i:05d}_{flag}{end}.png" for flag in ("isic2018", "uwaterlooskincancer")
-                               for i in (0, 1) for end in ("", "_crop")],
-        "2D_Task/UltrasoundNerve": [f"images/test_{i:05d}_{flag}{end}.png"
-                                    for flag, kept in (("ultrasoundnerve", (0, 2)), ("usforkidney", (0, 1, 2)))
-                                    for i in kept for end in ("", "_crop")],
-    }
 
 
 WRITERS = {"kvasir_seg": kvasir_seg, "medsegbench": medsegbench}

@@ -64,7 +64,7 @@ def save_scaled_nifti(path: Path, stored: np.ndarray, slope: float, inter: float
 # make exactly the series those files name and report nothing to generate.
 
 
-def ct_rate(base: Path) -> dict:
+def ct_rate(base: Path) -> None:
     scans = [("valid_1", "valid_1_a"), ("valid_2", "valid_2_a"), ("valid_2", "valid_2_b")]
     for n, (case, sub) in enumerate(scans):
         folder = base / "dataset" / "valid_fixed" / case / sub
@@ -80,19 +80,17 @@ def ct_rate(base: Path) -> dict:
         "VolumeName,XYSpacing,ZSpacing,RescaleIntercept,RescaleSlope\n"
         + "".join(f'{sub}_1.nii.gz,"[0.8, 0.8]",2.0,-1024,1\n' for _, sub in scans)
     )
-    return {}
 
 
-def radgenome(base: Path) -> dict:
+def radgenome(base: Path) -> None:
     folder = base / "dataset" / "valid_preprocessed" / "valid_1004" / "valid_1004a"  # no underscore upstream
     save_nifti(folder / "valid_1004_a_1.nii.gz", ct_phantom(seed=2))
-    return {}
 
 
 CIRRMRI_SPLITS = {"12": "train", "7": "test", "healthy_3": "test"}
 
 
-def cirrmri600(base: Path) -> dict:
+def cirrmri600(base: Path) -> None:
     anisotropic = np.diag([1.4, 1.4, 5.0, 1])
     for sequence in ("T1", "T2"):
         root = base / "CirrMRI600+" / f"Cirrhosis_{sequence}_3D"  # extracted one level deeper
@@ -105,40 +103,38 @@ def cirrmri600(base: Path) -> dict:
         rows = "".join(f"{folder},{split}\n" for folder, split in CIRRMRI_SPLITS.items())
         csv = base / f"Cirrhosis_{sequence}_slide_folders.csv"
         csv.write_text("\ufefffolder_name,split\n" + rows, encoding="utf-8")
-    return {}
 
 
-def brats_ped(base: Path) -> dict:
+def brats_ped(base: Path) -> None:
     training = "ASNR-MICCAI-BraTS2023-PED-Challenge-TrainingData"
-    cases = [(f"{training}/{training}", "BraTS-PED-00002-000", "train"),
-             ("ASNR-MICCAI-BraTS2023-PED-Challenge-ValidationData", "BraTS-PED-00101-000", "val")]
+    cases = [
+        (f"{training}/{training}", "BraTS-PED-00002-000", "train"),
+        ("ASNR-MICCAI-BraTS2023-PED-Challenge-ValidationData", "BraTS-PED-00101-000", "val"),
+    ]
     for n, (folder, case, split) in enumerate(cases):
         for modality in ("t1n", "t1c", "t2w", "t2f"):
             save_nifti(base / folder / case / f"{case}-{modality}.nii.gz", mr_phantom(seed=n + len(modality)))
         if split == "train":
             save_nifti(base / folder / case / f"{case}-seg.nii.gz", np.zeros((40, 36, 30), np.uint8))
-    return {}
 
 
-def brats_men(base: Path) -> dict:
+def brats_men(base: Path) -> None:
     root = base / "ASNR-MICCAI-BraTS2023-MEN-Challenge-TrainingData" / "BraTS-MEN-Train"
     for case in ("BraTS-MEN-00004-000", "BraTS-MEN-00008-001"):
         for modality in ("t1n", "t2w"):
             save_nifti(root / case / f"{case}-{modality}.nii.gz", mr_phantom(shape=(40, 36, 20), empty=2))
-    return {}
 
 
-def hanseg(base: Path) -> dict:
+def hanseg(base: Path) -> None:
     for n, case in enumerate(("case_01", "case_02")):
         folder = base / "set_1" / case
         save_nrrd(folder / f"{case}_IMG_CT.nrrd", ct_phantom(seed=n))
         save_nrrd(folder / f"{case}_IMG_MR_T1.nrrd", (mr_phantom(seed=n) * 3).astype(np.int16), spacing=(1.0, 1.0, 1.2))
         save_nrrd(folder / f"{case}_OAR_Brainstem.seg.nrrd", (ct_phantom(seed=n) > 500).astype(np.uint8))
     (base / "set_1" / "OAR_data.csv").write_text("case;Brainstem\ncase_01;1\ncase_02;1\n")
-    return {}
 
 
-def synthrad(base: Path) -> dict:
+def synthrad(base: Path) -> None:
     for n, case in enumerate(("1BA001", "1BC002", "1PA004", "1PC005")):
         region = "brain" if case[1] == "B" else "pelvis"
         affine = np.diag([1.0, 1.0, 1.0 if region == "brain" else 2.5, 1])
@@ -149,10 +145,9 @@ def synthrad(base: Path) -> dict:
     overview = base / "Task1" / "brain" / "overview"
     overview.mkdir(parents=True, exist_ok=True)
     (overview / "1_brain_train.xlsx").write_bytes(b"PK\x03\x04 not a volume")
-    return {}
 
 
-def mrnet(base: Path) -> dict:
+def mrnet(base: Path) -> None:
     root = base / "MRNet-v1.0"
     for plane, (case, slices) in {"axial": ("1130", 24), "coronal": ("1130", 8), "sagittal": ("1131", 16)}.items():
         volume = np.stack([pattern(k, (32, 32), 1) for k in range(slices)]).astype(np.uint8)
@@ -160,19 +155,17 @@ def mrnet(base: Path) -> dict:
         np.save(root / "valid" / plane / f"{case}.npy", volume)
     for task in ("abnormal", "acl", "meniscus"):  # headerless, ids zero-padded to 4 digits
         (root / f"valid-{task}.csv").write_text("1130,1\n1131,0\n")
-    return {}
 
 
-def m3d(base: Path) -> dict:
+def m3d(base: Path) -> None:
     folder = base / "M3D_Cap" / "ct_quizze" / "005375" / "Axial_C__delayed"
     folder.mkdir(parents=True, exist_ok=True)
     for k in (0, 1, 2, 10):
         (folder / f"{k}.png").write_bytes(encode(pattern(k, (32, 32), 1), "PNG"))
     (folder.parent / "text.txt").write_text("A demo caption.\n")
-    return {"3D_Task/M3D": [[f"005375/Axial_C__delayed/{k}.png" for k in (0, 1, 2, 10)]]}
 
 
-def mmdental(base: Path) -> dict:
+def mmdental(base: Path) -> None:
     """CBCTs stored LPS (so the closest canonical flips two axes), uneven sides, voxels 0.3 mm."""
     for n, case in enumerate(("A001", "A002")):
         cbct = (ct_phantom(shape=(44, 38, 30), seed=4 + n) + 1000).astype(np.int16)
@@ -180,7 +173,6 @@ def mmdental(base: Path) -> dict:
     (base / "records.csv").write_text(
         "case_id,visit,record\nA001,1,Caries &amp; filling\nA002,1,Impacted lower third molar\n"
     )
-    return {}
 
 
 WRITERS = {
