@@ -44,3 +44,13 @@ def test_train_jsonl_lines_have_chat_records_and_relative_images():
                 image.startswith("./2D_Images/") or image.startswith("./3D_Images/") for image in record["images"]
             )
             assert not any(os.path.isabs(image) for image in record["images"])
+
+
+def test_the_demo_is_the_same_bytes_every_time(tmp_path, demo_template):
+    from preprocess.demo import write_demo
+
+    again = write_demo(tmp_path / "again")
+    first = {p.relative_to(demo_template): p.read_bytes() for p in demo_template.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [name for name in first if first[name] != second[name]] == []

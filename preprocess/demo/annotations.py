@@ -40,7 +40,7 @@ def _dicom(
         dataset.PresentationIntentType = "FOR PROCESSING"
     dataset.PixelData = pixels.astype(np.uint16).tobytes()
     if compress is not None:
-        dataset.compress(compress, pixels.astype(np.uint16))
+        dataset.compress(compress, pixels.astype(np.uint16), generate_instance_uid=False)  # keep the demo byte-stable
     path.parent.mkdir(parents=True, exist_ok=True)
     dataset.save_as(path, enforce_file_format=True)
 
