@@ -10,6 +10,7 @@ from preprocess import layout, reports, tables, validate
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
+from preprocess.manifest import read_manifest
 from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
@@ -114,13 +115,8 @@ def convert(
 
 def skipped_items(manifests) -> list[dict]:
     """The items a conversion left out under on_bad_input: skip (manifest rows of kind 'problem')."""
-    found = []
-    for manifest in manifests:
-        for line in Path(manifest).read_text(encoding="utf-8").splitlines()[1:]:
-            item, kind, detail = line.split("\t", 2)
-            if kind == "problem":
-                found.append({"item": item, "problem": detail})
-    return found
+    rows = [row for manifest in manifests for row in read_manifest(manifest)]
+    return [{"item": item, "problem": detail} for item, kind, detail in rows if kind == "problem"]
 
 
 def validate_to_report(settings, registry, subset_name: str, report_out: Path, decode: str | None = None, manifests=()):
@@ -147,12 +143,7 @@ def contact_sheet(settings, manifests, out: Path, count: int = 16) -> None:
     from preprocess.contact import contact_sheet as draw
     from preprocess.contact import sample
 
-    paths = []
-    for manifest in manifests:
-        for line in Path(manifest).read_text(encoding="utf-8").splitlines()[1:]:
-            path, kind, _ = line.split("\t", 2)
-            if kind == "file":
-                paths.append(path)
+    paths = [path for manifest in manifests for path, kind, _ in read_manifest(manifest) if kind == "file"]
     atomic_write_bytes(out, draw(settings.data_basedir, sample(paths, count)))
 
 

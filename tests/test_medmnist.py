@@ -350,14 +350,14 @@ def test_a_failing_worker_stops_the_job_with_the_file_named(tmp_path):
 def test_a_killed_helper_stops_the_job_instead_of_hanging(tmp_path, monkeypatch):
     settings, _ = _settings(tmp_path, {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
     job = os.getpid()
-    write_chunk = medmnist._write_2d_chunk
+    produce = medmnist._produce_2d
 
-    def killed_in_a_helper(indices):
+    def killed_in_a_helper(ctx, indices):
         if os.getpid() != job:  # as the out-of-memory killer would
             os.kill(os.getpid(), signal.SIGKILL)
-        return write_chunk(indices)
+        return produce(ctx, indices)
 
-    monkeypatch.setattr(medmnist, "_write_2d_chunk", killed_in_a_helper)
+    monkeypatch.setattr(medmnist, "_produce_2d", killed_in_a_helper)
     archive = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz"
     expected = f"{archive}: a helper process stopped without its results (exit code -9)"
     with pytest.raises(PreprocessError, match=re.escape(expected)):

@@ -46,10 +46,9 @@ import numpy as np
 from PIL import Image
 
 from preprocess import boxes
-from preprocess.convert.base import write_output
+from preprocess.convert.outputs import HardLink, Png, Result
 from preprocess.dicomio import read_dicom
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.pngio import encode_png
 
 
 @dataclass
@@ -297,27 +296,21 @@ def _pixels(ctx, item: Item, skip_for_processing: bool) -> np.ndarray | None:
     return image.pixels
 
 
-def _build_one(ctx, item: Item, skip_for_processing: bool) -> None:
+def _outputs(ctx, item: Item, skip_for_processing: bool):
     pixels = _pixels(ctx, item, skip_for_processing)
     if pixels is None:
         return
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
     if "query" in ctx.params:
-        query = _format(ctx, "query", item.fields)
-        if item.link:
-            ctx.place_file(Path(item.source), query)
-        else:
-            ctx.add_records([write_output(ctx.output_path(query), encode_png(pixels), data_basedir, overwrite)])
+        query = ctx.output_path(_format(ctx, "query", item.fields))
+        yield HardLink(query, Path(item.source)) if item.link else Png(query, pixels)
     height, width = pixels.shape[:2]
     for class_id, index, box in item.crops:
         x0, y0, x1, y1 = boxes.reference_crop(*box, width, height)
         name = _format(ctx, "crop", {**item.fields, "class_id": class_id, "index": index})
-        area = np.ascontiguousarray(pixels[y0:y1, x0:x1])
-        ctx.add_records([write_output(ctx.output_path(name), encode_png(area), data_basedir, overwrite)])
+        yield Png(ctx.output_path(name), pixels[y0:y1, x0:x1])
 
 
-def build(ctx, items: list[Item]) -> None:
+def produce(ctx, items: list[Item]):
     skip = recipe(ctx).skip_for_processing
-    for item in ctx.track(items):
-        with ctx.guard(item.source):
-            _build_one(ctx, item, skip)
+    for item in items:
+        yield Result(item.source, _outputs(ctx, item, skip))

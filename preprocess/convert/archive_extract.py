@@ -20,7 +20,7 @@ import json
 import os
 from pathlib import Path
 
-from preprocess.convert.base import write_output
+from preprocess.convert.outputs import Data, Result
 from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.extract.archive import SafeArchive
 from preprocess.fsutil import safe_relative
@@ -82,7 +82,7 @@ def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path) 
     return None
 
 
-def build(ctx, items) -> None:
+def produce(ctx, items):
     recipe = RECIPES[ctx.params["dataset"]]
     archives = _archives(ctx)
     index = {name: archive for archive in archives for name in archive.members}
@@ -90,23 +90,26 @@ def build(ctx, items) -> None:
         for member, problem in sorted(archive.refused.items()):
             ctx.log(f"refused member {member!r} of {archive.path}: {problem}")
     folder = ctx.raw_dir(ctx.params.get("source"))
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    absent = 0
+    absent = []
     try:
-        for name in ctx.track(items):
-            try:
-                relative = safe_relative(name, f"{ctx.params['dataset']} image name")
-                target = safe_relative(ctx.params["name"].format(path=relative), "output name")
-            except UnsafePathError as exc:
-                ctx.log(f"refused: {exc}")
-                continue
-            data = _read(name, recipe, index, folder)
-            if data is None:
-                absent += 1
-                continue
-            ctx.add_records([write_output(ctx.subset_dir / target, data, data_basedir, overwrite)])
+        for name in items:
+            yield Result(name, _outputs(ctx, name, recipe, index, folder, absent))
     finally:
         for archive in archives:
             archive.close()
     if absent:
-        ctx.log(f"{absent} listed images are in no archive and were skipped")
+        ctx.log(f"{len(absent)} listed images are in no archive and were skipped")
+
+
+def _outputs(ctx, name: str, recipe: dict, index: dict, folder: Path, absent: list):
+    try:
+        relative = safe_relative(name, f"{ctx.params['dataset']} image name")
+        target = safe_relative(ctx.params["name"].format(path=relative), "output name")
+    except UnsafePathError as exc:
+        ctx.log(f"refused: {exc}")
+        return
+    data = _read(name, recipe, index, folder)
+    if data is None:
+        absent.append(name)
+        return
+    yield Data(ctx.subset_path(target), data)

@@ -1,22 +1,22 @@
-"""What every conversion shares: its context, sharding, safe placement of files, the manifest."""
+"""What every conversion shares: its context (settings, params, folders, sharding, the bad-input policy) and
+the run of one shard: plan, produce and write (preprocess.convert.executor), the manifest written last."""
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import gc
-import hashlib
 import multiprocessing
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from preprocess import layout
+from preprocess.convert.executor import run_items
+from preprocess.convert.outputs import write, write_bytes
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
-from preprocess.fsutil import atomic_write_text, file_digest, is_within, same_bytes
+from preprocess.fsutil import is_within
+from preprocess.manifest import write_manifest
 from preprocess.progress import Progress, terminal_stream
 from preprocess.registry import Conversion, Registry, Source, Subset
 
@@ -50,33 +50,26 @@ class ConversionContext:
         """The subset's top folder under 2D_Images/ or 3D_Images/ (the image root may be deeper)."""
         return layout.subset_dir(self.settings.data_basedir, self.subset)
 
-    def add_records(self, records) -> None:
-        self.written.extend(records)
-
-    def track(self, items):
-        """Iterate over items, counting each towards the progress lines once its loop body is done."""
-        for item in items:
-            yield item
-            self.advance()
-
     def advance(self, items: int = 1) -> None:
         """Count finished (or skipped) items towards the job's progress lines."""
         if self.progress is not None:
             self.progress.advance(items)
 
     @contextlib.contextmanager
-    def guard(self, item: str):
-        """Bad input in this block stops the job (on_bad_input: fail) or skips the item and records it (skip)."""
+    def guard(self, item: str, problems: list | None = None):
+        """Bad input in this block stops the job (on_bad_input: fail) or skips the item and records it in
+        `problems` (default: this context's) when on_bad_input is skip."""
         try:
             yield
         except RawDataError as exc:
-            self.bad_input(item, exc)
+            if self.settings.on_bad_input != "skip":
+                raise
+            (self.problems if problems is None else problems).append((item, str(exc)))
+            self.log(f"skipped {item}: {exc}")
 
-    def bad_input(self, item: str, error: RawDataError) -> None:
-        if self.settings.on_bad_input != "skip":
-            raise error
-        self.problems.append((item, str(error).replace("\t", " ").replace("\n", " ")))
-        self.log(f"skipped {item}: {error}")
+    def put(self, output) -> None:
+        """Write one output outside any item (a labels table of the whole split) and record its row."""
+        self.written.append(write(output, self.settings.data_basedir, self.settings.overwrite_existing))
 
     def source(self, source_id: str | None = None) -> Source:
         if source_id is None:
@@ -95,129 +88,24 @@ class ConversionContext:
         return [item for index, item in enumerate(items) if index % self.shards == self.shard]
 
     def output_path(self, relative: str) -> Path:
-        root = self.image_root
-        target = Path(os.path.normpath(root / relative))
-        if not is_within(target, [Path(os.path.normpath(root))]):
-            raise OutputConflictError(f"{self.subset.key}: output {relative!r} would land outside {root}")
-        return target
+        """A name under the image root (refused if it would climb out)."""
+        return _inside(self.image_root, relative, self.subset.key)
 
-    def place_file(self, source_file: Path, relative: str) -> None:
-        """Hard-link (same file system) or copy a raw file into the image root, atomically."""
-        target = self.output_path(relative)
-        if target.exists() or target.is_symlink():
-            if self._holds_same_file(target, source_file):
-                self._record(target, "file")
-                return
-            if not self.settings.overwrite_existing:
-                raise OutputConflictError(
-                    f"{target} already exists with other content than {source_file}; the pipeline does not "
-                    "overwrite it. Move it away, or set overwrite_existing: true to replace it"
-                )
-            print(f"replacing {target}: it held other content (overwrite_existing: true)")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        os.close(fd)
-        os.unlink(tmp)
-        try:
-            try:
-                os.link(source_file, tmp)
-            except OSError as exc:
-                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EACCES, errno.EMLINK):
-                    raise
-                shutil.copyfile(source_file, tmp)
-            os.replace(tmp, target)
-        except FileNotFoundError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise RawDataError(f"raw file vanished while placing it: {source_file}") from exc
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self._record(target, "file")
+    def subset_path(self, relative: str) -> Path:
+        """A name under the subset's folder (refused if it would climb out)."""
+        return _inside(self.subset_dir, relative, self.subset.key)
 
-    @staticmethod
-    def _holds_same_file(target: Path, source_file: Path) -> bool:
-        if target.is_symlink() or not target.is_file():
-            return False
-        return os.path.samefile(target, source_file) or same_bytes(target, source_file)
 
-    def place_symlink(self, link: Path, target: Path) -> None:
-        """Create link -> target, keep it if it already points there, refuse to replace anything else."""
-        if not target.exists():
-            raise RawDataError(f"link target {target} does not exist; check the raw download")
-        if link.is_symlink():
-            if Path(os.readlink(link)) == target:
-                self._record(link, "symlink", str(target))
-                return
-            raise OutputConflictError(
-                f"{link} is a link to {os.readlink(link)}, not to {target}; remove that link yourself "
-                "if it is stale (the pipeline never deletes what it did not create)"
-            )
-        if link.exists():
-            raise OutputConflictError(
-                f"{link} is a real {'folder' if link.is_dir() else 'file'} where a link to {target} belongs; "
-                "move it away (the pipeline never deletes it)"
-            )
-        link.parent.mkdir(parents=True, exist_ok=True)
-        tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
-        tmp.unlink(missing_ok=True)
-        os.symlink(target, tmp)
-        os.replace(tmp, link)
-        self._record(link, "symlink", str(target))
-
-    def _record(self, path: Path, kind: str, detail: str | None = None) -> None:
-        relative = str(path.relative_to(self.settings.data_basedir))
-        if detail is None:
-            detail = f"{path.stat().st_size}:{file_digest(path, 'sha256')}"
-        self.written.append((relative, kind, detail))
+def _inside(root: Path, relative: str, what: str) -> Path:
+    target = Path(os.path.normpath(root / relative))
+    if not is_within(target, [Path(os.path.normpath(root))]):
+        raise OutputConflictError(f"{what}: output {relative!r} would land outside {root}")
+    return target
 
 
 def write_output(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> tuple[str, str, str]:
-    """Write bytes atomically unless the file already holds them; return the manifest row.
-
-    Plain os calls on text paths: this runs once per output image (millions for a full build).
-    """
-    path = os.fspath(target)
-    base = os.fspath(data_basedir).rstrip(os.sep) + os.sep
-    if not path.startswith(base):
-        raise OutputConflictError(f"{path} would land outside DATA_BASEDIR {data_basedir}")
-    relative = path[len(base) :]
-    detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-    try:
-        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
-            return relative, "file", detail
-        if not overwrite:
-            raise OutputConflictError(
-                f"{path} already exists with other content; the pipeline does not overwrite it. "
-                "Move it away, or set overwrite_existing: true to replace it"
-            )
-        print(f"replacing {path}: it held other content (overwrite_existing: true)")
-    except FileNotFoundError:
-        pass
-    folder, name = os.path.split(path)
-    tmp = f"{folder}/.{name}.{os.getpid()}.part"
-    try:
-        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
-        finally:
-            os.close(descriptor)
-        os.rename(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return relative, "file", detail
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    """The volume kinds' way of writing until they yield outputs (preprocess.convert.outputs.write_bytes)."""
+    return write_bytes(target, data, data_basedir, overwrite)
 
 
 _CASE_CONTEXT: dict = {}
@@ -239,16 +127,17 @@ def for_each_item(ctx: ConversionContext, items: list, function) -> None:
     if ctx.workers <= 1 or len(items) <= 1:
         for item in items:
             with ctx.guard(_label(item)):
-                ctx.add_records(function(ctx, item))
+                ctx.written.extend(function(ctx, item))
             ctx.advance()
         return
     _CASE_CONTEXT["ctx"] = ctx
     with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
         jobs = [(function, item) for item in items]
         for item, (records, error) in zip(items, pool.imap(_run_case, jobs, chunksize=1), strict=True):
-            if error is not None:
-                ctx.bad_input(_label(item), RawDataError(error))
-            ctx.add_records(records)
+            with ctx.guard(_label(item)):
+                if error is not None:
+                    raise RawDataError(error)
+            ctx.written.extend(records)
             ctx.advance()
 
 
@@ -299,7 +188,10 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
             terminal_stream() if ctx.progress_bar else None,
         )
         try:
-            module.build(ctx, items)
+            if hasattr(module, "build"):  # a kind that runs the executor itself (MedMNIST: one split at a time)
+                module.build(ctx, items)
+            else:
+                run_items(ctx, items, module.produce)
         finally:
             ctx.progress.close()
     ctx.written.sort()
@@ -308,7 +200,6 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
         ctx.log(f"{len(ctx.problems)} bad items skipped (on_bad_input: skip), listed in the manifest")
     if manifest is not None:
         problems = [(item, "problem", message) for item, message in ctx.problems]
-        lines = ["path\tkind\tdetail"] + ["\t".join(row) for row in ctx.written + problems]
-        atomic_write_text(manifest, "\n".join(lines) + "\n")
+        write_manifest(manifest, ctx.written + problems)
         ctx.log(f"manifest: {manifest}")
     return ctx.written

@@ -14,6 +14,7 @@ import glob as globlib
 import os
 from pathlib import Path
 
+from preprocess.convert.outputs import HardLink, Result
 from preprocess.errors import RawDataError
 
 
@@ -48,6 +49,6 @@ def plan(ctx) -> list[tuple[Path, str]]:
     return items
 
 
-def build(ctx, items) -> None:
-    for source_file, relative in ctx.track(items):
-        ctx.place_file(source_file, relative)
+def produce(ctx, items):
+    for source_file, relative in items:
+        yield Result(str(source_file), [HardLink(ctx.output_path(relative), source_file)])

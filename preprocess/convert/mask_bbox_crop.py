@@ -24,13 +24,12 @@ import numpy as np
 from PIL import Image
 
 from preprocess import boxes
-from preprocess.convert.base import write_output
+from preprocess.convert.outputs import Png, Result
 from preprocess.convert.parquet_extract import list_rows
 from preprocess.csvio import read_split_csv
 from preprocess.errors import RawDataError, RegistryError
 from preprocess.extract.parquet import iter_images
 from preprocess.npzio import NpzFile
-from preprocess.pngio import encode_png
 
 # --- what every recipe shares ------------------------------------------------------------------------------
 
@@ -64,13 +63,7 @@ def _names(ctx, **fields) -> tuple[str, str]:
     return _name(ctx, "image", **fields), _name(ctx, "crop", **fields)
 
 
-def _write(ctx, relative: str, pixels: np.ndarray) -> None:
-    data = encode_png(np.ascontiguousarray(pixels))
-    target = ctx.output_path(relative)
-    ctx.add_records([write_output(target, data, ctx.settings.data_basedir, ctx.settings.overwrite_existing)])
-
-
-def _write_pair(ctx, image: np.ndarray, box, names: tuple[str, str], tally: Tally, item) -> None:
+def _pair(ctx, image: np.ndarray, box, names: tuple[str, str], tally: Tally, item):
     """The full image and its crop, unless the clamped box is empty or the crop is under min_crop."""
     height, width = image.shape[:2]
     inside = boxes.clip_to_image(box, width, height)
@@ -81,8 +74,8 @@ def _write_pair(ctx, image: np.ndarray, box, names: tuple[str, str], tally: Tall
     if inside[2] - inside[0] < minimum or inside[3] - inside[1] < minimum:
         tally.skip(f"crop under {minimum} px (its full image too)", item)
         return
-    _write(ctx, names[0], image)
-    _write(ctx, names[1], boxes.crop(image, inside))
+    yield Png(ctx.output_path(names[0]), image)
+    yield Png(ctx.output_path(names[1]), boxes.crop(image, inside))
 
 
 def _decode_rgb(data: bytes, where: str) -> np.ndarray:
@@ -146,21 +139,24 @@ class KvasirSeg:
         return [image_id for image_id in annotations if image_id in splits]
 
     @staticmethod
-    def build(ctx, items) -> None:
+    def produce(ctx, items):
         base, annotations, splits = KvasirSeg._tables(ctx)
         tally = Tally(ctx)
-        for image_id in ctx.track(items):
-            source = base / "images" / f"{image_id}.jpg"
-            if not source.is_file():
-                ctx.bad_input(image_id, RawDataError(f"{source}: in the box file and split.csv but missing"))
-                continue
-            box = _largest_box(annotations[image_id], image_id)
-            if box is None:
-                tally.skip("no box with xmin, ymin, xmax, ymax", image_id)
-                continue
-            image = _decode_rgb(source.read_bytes(), str(source))
-            _write_pair(ctx, image, box, _names(ctx, split=splits[image_id], stem=image_id), tally, image_id)
+        for image_id in items:
+            yield Result(image_id, KvasirSeg._outputs(ctx, base, annotations, splits[image_id], image_id, tally))
         tally.report()
+
+    @staticmethod
+    def _outputs(ctx, base: Path, annotations: dict, split: str, image_id: str, tally: Tally):
+        source = base / "images" / f"{image_id}.jpg"
+        if not source.is_file():
+            raise RawDataError(f"{source}: in the box file and split.csv but missing")
+        box = _largest_box(annotations[image_id], image_id)
+        if box is None:
+            tally.skip("no box with xmin, ymin, xmax, ymax", image_id)
+            return
+        image = _decode_rgb(source.read_bytes(), str(source))
+        yield from _pair(ctx, image, box, _names(ctx, split=split, stem=image_id), tally, image_id)
 
 
 def _int_box(entry: dict) -> tuple[int, int, int, int]:
@@ -229,26 +225,32 @@ class MedSegBench:
             return [(s, i) for s, _, _, count in MedSegBench._splits(ctx, archive, True) for i in range(count)]
 
     @staticmethod
-    def build(ctx, items) -> None:
+    def produce(ctx, items):
         wanted = defaultdict(list)
         for split, index in items:
             wanted[split].append(index)
-        tally, flag = Tally(ctx), ctx.params["flag"]
+        tally = Tally(ctx)
         with NpzFile(MedSegBench._archive(ctx)) as archive:
             for split, images_key, masks_key, _ in MedSegBench._splits(ctx, archive, False):
                 if split not in wanted:
                     continue
                 images, masks = archive.array(images_key), archive.array(masks_key)
-                for index in ctx.track(wanted[split]):
-                    item = f"{split} {index:05d}"
-                    box = _whole_mask_box(masks[index], ctx.params.get("max_edge", "after"))
-                    if box is None:
-                        tally.skip("empty mask", item)
-                        continue
-                    image = _array_rgb(images[index], f"{archive.path}: {images_key}[{index}]")
-                    _write_pair(ctx, image, box, _names(ctx, split=split, index=index, flag=flag), tally, item)
+                for index in wanted[split]:
+                    where = f"{archive.path}: {images_key}[{index}]"
+                    outputs = MedSegBench._outputs(ctx, images[index], masks[index], split, index, where, tally)
+                    yield Result(where, outputs)
                 del images, masks
         tally.report()
+
+    @staticmethod
+    def _outputs(ctx, image, mask, split: str, index: int, where: str, tally: Tally):
+        item = f"{split} {index:05d}"
+        box = _whole_mask_box(mask, ctx.params.get("max_edge", "after"))
+        if box is None:
+            tally.skip("empty mask", item)
+            return
+        names = _names(ctx, split=split, index=index, flag=ctx.params["flag"])
+        yield from _pair(ctx, _array_rgb(image, where), box, names, tally, item)
 
 
 def _whole_mask_box(mask: np.ndarray, max_edge: str):
@@ -275,7 +277,7 @@ class PanNuke:
         return list_rows(ctx.raw_dir(ctx.params.get("source")), list(PanNuke.FILES), ctx.subset.key)
 
     @staticmethod
-    def build(ctx, items) -> None:
+    def produce(ctx, items):
         data_folder = ctx.raw_dir(ctx.params.get("source")) / "data"
         wanted: dict[str, set[int]] = defaultdict(set)
         for file, row in items:
@@ -285,19 +287,17 @@ class PanNuke:
             tag = _tag(Path(file), data_folder)
             for record in iter_images(Path(file), "image", ["instances", "categories"]):
                 if record.row in rows:
-                    with ctx.guard(f"{file} row {record.row}"):
-                        PanNuke._row(ctx, record, tag, tally)
-                    ctx.advance()
+                    yield Result(f"{file} row {record.row}", PanNuke._row(ctx, record, tag, tally))
         tally.report()
 
     @staticmethod
-    def _row(ctx, record, tag: str, tally: Tally) -> None:
+    def _row(ctx, record, tag: str, tally: Tally):
         where = f"{record.file} row {record.row}"
         if record.data is None:
             tally.skip("row without an image", where)
             return
         image = _decode_rgb(record.data, where)
-        _write(ctx, _name(ctx, "image", tag=tag, row=record.row), image)
+        yield Png(ctx.output_path(_name(ctx, "image", tag=tag, row=record.row)), image)
         instances, categories = record.fields["instances"] or [], record.fields["categories"] or []
         if len(instances) != len(categories):
             tally.skip("instances beyond the shorter of instances and categories", where)
@@ -318,7 +318,7 @@ class PanNuke:
                 continue
             grown = boxes.grow_to_minimum(box, image.shape[1], image.shape[0], ctx.params["grow_to"])
             name = _name(ctx, "crop", tag=tag, row=record.row, label=label, inst=inst)
-            _write(ctx, name, boxes.crop(image, grown))
+            yield Png(ctx.output_path(name), boxes.crop(image, grown))
 
 
 def _decode_mask(data: bytes | None) -> np.ndarray:
@@ -354,5 +354,5 @@ def plan(ctx):
     return RECIPES[ctx.params["dataset"]].plan(ctx)
 
 
-def build(ctx, items) -> None:
-    RECIPES[ctx.params["dataset"]].build(ctx, items)
+def produce(ctx, items):
+    return RECIPES[ctx.params["dataset"]].produce(ctx, items)

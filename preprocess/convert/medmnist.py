@@ -11,20 +11,20 @@ Every output name is a template of the subset's registry entry (fields in prepro
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 
-from preprocess.convert.base import write_output
+from preprocess.convert.executor import run_items
+from preprocess.convert.outputs import Data, HardLink, Png, Result
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.fsutil import atomic_write_text
 from preprocess.npzio import NpzFile, structure_problems
 from preprocess.pngio import encode_png
 
-# Arrays of the split being written, shared with forked workers (read-only).
+# The split being written (its context, name, arrays, inflation progress), shared with forked helpers.
 _SHARED: dict = {}
 
 
@@ -51,131 +51,33 @@ def _chunks(indices: list[int], workers: int, item_bytes: int) -> list[list[int]
     return [chunk.tolist() for chunk in np.array_split(np.array(indices, dtype=np.int64), pieces) if len(chunk)]
 
 
-def _run_split(ctx, path: Path, split: str, indices: list[int], chunk_function, labels_done=None) -> None:
-    """Load one split and run chunk_function over index chunks; call labels_done() once the split is loaded.
+def _run_split(ctx, path: Path, split: str, indices: list[int], produce, labels_done=None) -> None:
+    """Load one split and write produce's outputs for its images; call labels_done() once its labels are read.
 
     With N workers, N - 1 forked helpers start on the first images while this process is still inflating the
-    rest (inflation is one serial deflate stream); then this process takes chunks too. Chunks are claimed
-    from a shared counter, so exactly N processes are busy at any time.
+    rest into shared memory (one deflate stream cannot be split); then this process takes chunks too.
     """
-    _SHARED["placement"] = (ctx, split)
-    _SHARED.pop("ready", None)
     with NpzFile(path) as archive:
         info = archive.info(f"{split}_images")
         item_bytes = int(np.prod(info.shape[1:], dtype=np.int64)) * info.dtype.itemsize
-        chunks = _chunks(indices, ctx.workers, item_bytes) if indices else []
-        _SHARED["labels"] = archive.array(f"{split}_labels")
-        if ctx.workers <= 1 or len(chunks) <= 1:
-            _SHARED["images"] = archive.array(f"{split}_images")
-            if labels_done is not None:
-                labels_done()
-            for chunk in chunks:
-                ctx.add_records(chunk_function(chunk))
-                ctx.advance(len(chunk))
-            return
-        context = multiprocessing.get_context("fork")
-        shared = {
-            "ready": context.Value("q", 0, lock=False),  # images inflated so far
-            "claimed": context.Value("q", 0),  # next chunk to take
-            "finished": context.Value("q", 0),  # images done, for the progress lines
-        }
-        helpers = None  # started once the shared array exists
-        reported = [0]
+        _SHARED.update(ctx=ctx, split=split, labels=archive.array(f"{split}_labels"), ready=None)
 
-        def report() -> None:
-            done = shared["finished"].value
-            ctx.advance(done - reported[0])
-            reported[0] = done
-
-        def progress(images: np.ndarray, nbytes: int) -> None:
-            nonlocal helpers
-            if helpers is None:  # the shared array exists now: fork the helpers
-                _SHARED.update(shared, images=images, chunks=chunks, function=chunk_function)
-                helpers = _Helpers(context, ctx.workers - 1)
-            shared["ready"].value = nbytes // max(1, item_bytes)
-            report()
-
-        try:
-            archive.inflate_into(f"{split}_images", progress)
+        def prepare(start) -> None:
+            if start is None:  # one worker: the whole array at once
+                _SHARED["images"] = archive.array(f"{split}_images")
+            else:
+                _SHARED["ready"] = multiprocessing.get_context("fork").Value("q", 0, lock=False)
+                archive.inflate_into(f"{split}_images", lambda images, nbytes: _inflated(images, nbytes, start))
             if labels_done is not None:  # while the helpers are busy with images
                 labels_done()
-            done = dict(_claim_chunks(on_chunk=report))
-            done.update(helpers.results(path))
-        finally:
-            if helpers is not None:
-                helpers.stop()
-        for number in range(len(chunks)):
-            ctx.add_records(done[number])
-        report()
 
+        def _inflated(images: np.ndarray, nbytes: int, start) -> None:
+            _SHARED["images"] = images
+            _SHARED["ready"].value = nbytes // max(1, item_bytes)
+            start()  # forks the helpers at the first call: the shared array exists now
 
-class _Helpers:
-    """Forked processes that claim chunks as this one does and send their rows back through a pipe each.
-
-    Plain processes rather than a multiprocessing.Pool: a Pool replaces a worker that was killed (by the
-    out-of-memory killer, say) and waits for its result forever; here the pipe's end tells at once.
-    """
-
-    def __init__(self, context, count: int):
-        self.members = []
-        for _ in range(count):
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=_help, args=(sender,), daemon=True)
-            process.start()
-            sender.close()
-            self.members.append((process, receiver))
-
-    def results(self, path: Path) -> dict[int, list]:
-        done = {}
-        for process, receiver in self.members:
-            try:
-                outcome = receiver.recv()
-            except EOFError:
-                process.join()
-                raise PreprocessError(
-                    f"{path}: a helper process stopped without its results (exit code {process.exitcode}); "
-                    "run the job again, with fewer workers if memory ran out"
-                ) from None
-            if isinstance(outcome, BaseException):
-                raise outcome
-            done.update(outcome)
-        return done
-
-    def stop(self) -> None:
-        for process, receiver in self.members:
-            if process.is_alive():
-                process.terminate()
-            process.join()
-            receiver.close()
-
-
-def _help(sender) -> None:
-    """In a helper: claim chunks until none is left; send the rows, or the exception that stopped it."""
-    try:
-        outcome = _claim_chunks()
-    except BaseException as exc:  # raised again in the job's own process
-        outcome = exc
-    try:
-        sender.send(outcome)
-    except Exception:  # an exception that cannot be pickled
-        sender.send(PreprocessError(f"a helper process failed: {outcome!r}"))
-
-
-def _claim_chunks(on_chunk=None) -> list[tuple[int, list]]:
-    """Take the next unclaimed chunk until none is left; return (chunk number, manifest rows) pairs."""
-    claimed, finished, chunks = _SHARED["claimed"], _SHARED["finished"], _SHARED["chunks"]
-    results = []
-    while True:
-        with claimed.get_lock():
-            number = claimed.value
-            claimed.value += 1
-        if number >= len(chunks):
-            return results
-        results.append((number, _SHARED["function"](chunks[number])))
-        with finished.get_lock():
-            finished.value += len(chunks[number])
-        if on_chunk is not None:
-            on_chunk()
+        chunks = _chunks(indices, ctx.workers, item_bytes)
+        run_items(ctx, indices, produce, chunks, prepare, source=str(path))
 
 
 def _wait_for(index: int) -> None:
@@ -197,7 +99,7 @@ class Unpack2D:
             indices = [index for item_split, index in items if item_split == split]
             wanted = ctx.shard == 0 and "label_table" in ctx.params
             manifest = (lambda split=split: _write_label_manifest(ctx, split, spec)) if wanted else None
-            _run_split(ctx, path, split, indices, _write_2d_chunk, manifest)
+            _run_split(ctx, path, split, indices, _produce_2d, manifest)
 
 
 class _Placer:
@@ -248,35 +150,23 @@ def _split_dir(ctx, split: str) -> Path:
     return ctx.subset_dir / ctx.params["split_dir"].format(split=split)
 
 
-def _write_2d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
-    ctx, split = _SHARED["placement"]
-    images, labels = _SHARED["images"], _SHARED["labels"]
-    base = f"{_split_dir(ctx, split)}/"
+def _produce_2d(ctx, indices: list[int]):
+    """One Result per image: the PNG in its class folder (multi-label: hard links in the other folders)."""
+    split, images, labels = _SHARED["split"], _SHARED["images"], _SHARED["labels"]
+    base = _split_dir(ctx, split)
     place = _Placer(ctx.params, split)
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    records = []
     _wait_for(indices[-1])
     for index in indices:
-        data = encode_png(images[index])
-        first, *others = place(index, tuple(labels[index].tolist()))
-        records.append(write_output(base + first, data, data_basedir, overwrite))
-        for other in others:  # multi-label: the same file in each positive class folder
-            records.append(_link(Path(base + first), Path(base + other), data_basedir, overwrite, records[-1][2]))
-    return records
+        yield Result(f"{split} image {index}", _image_outputs(base, place, index, images[index], labels[index]))
 
 
-def _link(existing: Path, target: Path, data_basedir: Path, overwrite: bool, detail: str):
-    relative = str(target.relative_to(data_basedir))
-    if target.exists() and os.path.samefile(existing, target):
-        return relative, "file", detail
-    if target.exists() and not overwrite:
-        return write_output(target, existing.read_bytes(), data_basedir, overwrite)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.link")
-    tmp.unlink(missing_ok=True)
-    os.link(existing, tmp)
-    os.replace(tmp, target)
-    return relative, "file", detail
+def _image_outputs(base: Path, place, index: int, pixels: np.ndarray, label_row: np.ndarray):
+    data = encode_png(pixels)
+    first, *others = place(index, tuple(label_row.tolist()))
+    yield Data(base / first, data)
+    detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}" if others else None
+    for other in others:  # multi-label: the same file in each positive class folder
+        yield HardLink(base / other, base / first, detail)
 
 
 def _write_label_manifest(ctx, split: str, spec: dict) -> None:
@@ -287,9 +177,8 @@ def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     for index in range(spec["counts"][split]):
         values = place.labels(labels[index])[0]
         rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
-    target = ctx.subset_dir / ctx.params["label_table"].format(split=split)
-    atomic_write_text(target, "\n".join(rows) + "\n")
-    ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(rows) - 1)))
+    target = ctx.subset_path(ctx.params["label_table"].format(split=split))
+    ctx.put(Data(target, ("\n".join(rows) + "\n").encode(), kind="labels"))
 
 
 class Slices3D:
@@ -304,7 +193,7 @@ class Slices3D:
             _write_3d_labels(ctx, path)
         for split in ctx.params.get("splits", ["test"]):
             indices = [index for item_split, index in items if item_split == split]
-            _run_split(ctx, path, split, indices, _write_3d_chunk)
+            _run_split(ctx, path, split, indices, _produce_3d)
 
 
 def _write_3d_labels(ctx, path: Path) -> None:
@@ -313,9 +202,8 @@ def _write_3d_labels(ctx, path: Path) -> None:
         for split in ctx.params.get("label_splits", []):
             labels = archive.array(f"{split}_labels").reshape(-1)
             rows = ["sample_index,label_index"] + [f"{i},{int(value)}" for i, value in enumerate(labels.tolist())]
-            target = ctx.subset_dir / ctx.params["labels_csv"].format(split=split)
-            atomic_write_text(target, "\n".join(rows) + "\n")
-            ctx.written.append((str(target.relative_to(ctx.settings.data_basedir)), "labels", str(len(labels))))
+            target = ctx.subset_path(ctx.params["labels_csv"].format(split=split))
+            ctx.put(Data(target, ("\n".join(rows) + "\n").encode(), kind="labels"))
 
 
 def slice_indices(count: int, keep: int) -> np.ndarray:
@@ -333,18 +221,15 @@ def to_uint8(plane: np.ndarray) -> np.ndarray:
     return ((plane - low) / (high - low) * 255.0).astype(np.uint8)
 
 
-def _write_3d_chunk(indices: list[int]) -> list[tuple[str, str, str]]:
-    ctx, split = _SHARED["placement"]
-    volumes = _SHARED["images"]
-    series, slice_name = ctx.params["series"], ctx.params["slice"]
-    keep = ctx.params.get("max_slices", 64)
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    records = []
+def _produce_3d(ctx, indices: list[int]):
+    """One Result per volume: its slices as PNGs in the volume's series folder."""
+    split, volumes = _SHARED["split"], _SHARED["images"]
     _wait_for(indices[-1])
     for index in indices:
-        folder = ctx.subset_dir / series.format(split=split, index=index)
-        volume = volumes[index]
-        for k, depth in enumerate(slice_indices(len(volume), keep).tolist()):
-            data = encode_png(to_uint8(volume[depth]))
-            records.append(write_output(folder / slice_name.format(k=k), data, data_basedir, overwrite))
-    return records
+        folder = ctx.subset_dir / ctx.params["series"].format(split=split, index=index)
+        yield Result(f"{split} volume {index}", _slice_outputs(ctx, folder, volumes[index]))
+
+
+def _slice_outputs(ctx, folder: Path, volume: np.ndarray):
+    for k, depth in enumerate(slice_indices(len(volume), ctx.params.get("max_slices", 64)).tolist()):
+        yield Png(folder / ctx.params["slice"].format(k=k), to_uint8(volume[depth]))

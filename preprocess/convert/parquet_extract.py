@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from preprocess.convert.base import write_output
+from preprocess.convert.outputs import Data, Result
 from preprocess.csvio import read_split_csv
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.extract.formats import image_extension
@@ -108,30 +108,32 @@ def plan(ctx) -> list[tuple[str, int]]:
     return items
 
 
-def build(ctx, items) -> None:
+def produce(ctx, items):
     recipe = RECIPES[ctx.params["dataset"]]
     namer = RULES[recipe["rule"]](ctx, recipe)
     wanted: dict[str, set[int]] = {}
     for file, row in items:
         wanted.setdefault(file, set()).add(row)
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    skipped = 0
+    without_image = []
     for file, rows in wanted.items():  # the plan's file order: the sequence rule counts in it
         for record in iter_images(Path(file), recipe["image"], recipe["fields"]):
-            if record.row not in rows:
-                continue
-            ctx.advance()
-            if record.data is None:
-                skipped += 1
-                continue
-            with ctx.guard(f"{record.file} row {record.row}"):
-                named = namer(record)
-                if named is not None:
-                    relative, data = named
-                    ctx.add_records([write_output(ctx.subset_dir / relative, data, data_basedir, overwrite)])
-    if skipped:
-        ctx.log(f"{skipped} rows have no image and were skipped")
+            if record.row in rows:
+                label = f"{record.file} row {record.row}"
+                if record.data is None:
+                    without_image.append(label)
+                yield Result(label, _outputs(ctx, namer, record))
+    if without_image:
+        ctx.log(f"{len(without_image)} rows have no image and were skipped: {', '.join(without_image[:5])}")
     namer.close()
+
+
+def _outputs(ctx, namer, record):
+    if record.data is None:
+        return
+    named = namer(record)
+    if named is not None:
+        relative, data = named
+        yield Data(ctx.subset_path(relative), data)
 
 
 def _encoded(record) -> tuple[bytes, str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from preprocess.convert.outputs import Result, SymLink
+
 
 def plan(ctx) -> list[tuple[str, Path]]:
     base = ctx.raw_dir(ctx.params["source"])
@@ -17,8 +19,6 @@ def plan(ctx) -> list[tuple[str, Path]]:
     return sorted((name, base / target) for name, target in links.items())
 
 
-def build(ctx, items) -> None:
-    root = ctx.image_root
-    for name, target in ctx.track(items):
-        link = root if name == "." else root / name
-        ctx.place_symlink(link, target.resolve())
+def produce(ctx, items):
+    for name, target in items:
+        yield Result(name, [SymLink(ctx.output_path(name), target.resolve())])

@@ -1,0 +1,198 @@
+"""What a conversion kind yields, and the one place that writes it into DATA_BASEDIR.
+
+A kind never writes a file itself. For each item of its plan it yields a `Result`: a label (the raw file or
+row, for messages) and its outputs, produced lazily, so that bad input met while producing them belongs to
+that item. An output is one of:
+  Data(path, data)          bytes written as they are (a JPEG copied out of a parquet file)
+  Png(path, pixels)         a uint8/uint16 array encoded as PNG
+  HardLink(path, source)    a raw file placed by hard link (a copy across file systems)
+  SymLink(path, target)     a symbolic link to a raw folder (the MIMIC-CXR links)
+`write` puts one output in place atomically (a temporary name, then a rename), keeps a file that already
+holds the same bytes, refuses to replace other content unless overwrite_existing, and returns its manifest
+row (path relative to DATA_BASEDIR, kind, detail).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.fsutil import file_digest, same_bytes
+from preprocess.pngio import encode_png
+
+Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
+
+
+@dataclass(frozen=True)
+class Data:
+    path: Path
+    data: bytes
+    kind: str = "file"  # the manifest's kind: "labels" for a table that is not an image
+
+
+@dataclass(frozen=True)
+class Png:
+    path: Path
+    pixels: np.ndarray
+
+
+@dataclass(frozen=True)
+class HardLink:
+    path: Path
+    source: Path
+    detail: str | None = None  # size:sha256 when the caller knows it (a file it has just written)
+
+
+@dataclass(frozen=True)
+class SymLink:
+    path: Path
+    target: Path
+
+
+@dataclass
+class Result:
+    """One planned item: its label and its outputs (an iterable evaluated when the item is written)."""
+
+    label: str
+    outputs: Iterable
+
+
+def write(output, data_basedir: Path, overwrite: bool) -> Row:
+    if isinstance(output, Png):
+        return write_bytes(output.path, encode_png(np.ascontiguousarray(output.pixels)), data_basedir, overwrite)
+    if isinstance(output, Data):
+        relative, _, detail = write_bytes(output.path, output.data, data_basedir, overwrite)
+        return relative, output.kind, detail
+    if isinstance(output, HardLink):
+        return place_file(output, data_basedir, overwrite)
+    return place_symlink(output, data_basedir)
+
+
+def _relative(path: Path | str, data_basedir: Path) -> str:
+    text, base = os.fspath(path), os.fspath(data_basedir).rstrip(os.sep) + os.sep
+    if not text.startswith(base) or ".." in Path(text[len(base) :]).parts:
+        raise OutputConflictError(f"{text} would land outside DATA_BASEDIR {data_basedir}")
+    return text[len(base) :]
+
+
+def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> Row:
+    """Write bytes atomically unless the file already holds them.
+
+    Plain os calls on text paths: this runs once per output image (millions for a full build).
+    """
+    path = os.fspath(target)
+    relative = _relative(path, data_basedir)
+    detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+    try:
+        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
+            return relative, "file", detail
+        _refuse_unless(overwrite, path, "other content")
+    except FileNotFoundError:
+        pass
+    folder, name = os.path.split(path)
+    tmp = f"{folder}/.{name}.{os.getpid()}.part"
+    try:
+        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+        os.rename(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return relative, "file", detail
+
+
+def _refuse_unless(overwrite: bool, path, what: str) -> None:
+    if not overwrite:
+        raise OutputConflictError(
+            f"{path} already exists with {what}; the pipeline does not overwrite it. "
+            "Move it away, or set overwrite_existing: true to replace it"
+        )
+    print(f"replacing {path}: it held other content (overwrite_existing: true)")
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
+    """Hard-link (same file system) or copy a raw file into place, atomically."""
+    target, source = output.path, output.source
+    relative = _relative(target, data_basedir)
+    if target.exists() or target.is_symlink():
+        if _holds_same_file(target, source):
+            return relative, "file", output.detail or _detail(target)
+        _refuse_unless(overwrite, target, f"other content than {source}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    tmp.unlink(missing_ok=True)
+    try:
+        try:
+            os.link(source, tmp)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EACCES, errno.EMLINK):
+                raise
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except FileNotFoundError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RawDataError(f"raw file vanished while placing it: {source}") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return relative, "file", output.detail or _detail(target)
+
+
+def _holds_same_file(target: Path, source: Path) -> bool:
+    if target.is_symlink() or not target.is_file():
+        return False
+    return os.path.samefile(target, source) or same_bytes(target, source)
+
+
+def _detail(path: Path) -> str:
+    return f"{path.stat().st_size}:{file_digest(path, 'sha256')}"
+
+
+def place_symlink(output: SymLink, data_basedir: Path) -> Row:
+    """Create link -> target, keep it if it already points there, refuse to replace anything else."""
+    link, target = output.path, output.target
+    relative = _relative(link, data_basedir)
+    if not target.exists():
+        raise RawDataError(f"link target {target} does not exist; check the raw download")
+    if link.is_symlink():
+        if Path(os.readlink(link)) == target:
+            return relative, "symlink", str(target)
+        raise OutputConflictError(
+            f"{link} is a link to {os.readlink(link)}, not to {target}; remove that link yourself "
+            "if it is stale (the pipeline never deletes what it did not create)"
+        )
+    if link.exists():
+        raise OutputConflictError(
+            f"{link} is a real {'folder' if link.is_dir() else 'file'} where a link to {target} belongs; "
+            "move it away (the pipeline never deletes it)"
+        )
+    link.parent.mkdir(parents=True, exist_ok=True)
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
+    tmp.unlink(missing_ok=True)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+    return relative, "symlink", str(target)

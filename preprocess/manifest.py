@@ -1,0 +1,36 @@
+"""A conversion job's manifest: one row per file it wrote (path, kind, detail) and per bad item it skipped
+(item, "problem", message). A TSV whose fields escape backslash, tab, newline and carriage return, so no raw
+file name or message can break a row; written last and atomically (it is the job's done-marker)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocess.fsutil import atomic_write_text
+
+HEADER = ("path", "kind", "detail")
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+def _escape(text: str) -> str:
+    return "".join(_ESCAPES.get(character, character) for character in text)
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out, characters = [], iter(text)
+    for character in characters:
+        out.append(_UNESCAPES.get(next(characters, ""), "") if character == "\\" else character)
+    return "".join(out)
+
+
+def write_manifest(path: Path, rows) -> None:
+    lines = ["\t".join(HEADER)] + ["\t".join(_escape(str(field)) for field in row) for row in rows]
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def read_manifest(path: Path) -> list[tuple[str, str, str]]:
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    return [tuple(_unescape(field) for field in line.split("\t", 2)) for line in lines[1:] if line]
