@@ -11,7 +11,7 @@ import yaml
 
 from preprocess.errors import RegistryError, did_you_mean
 
-# libyaml's loader parses the registry ~8x faster than the pure-Python one; both are safe loaders.
+# libyaml's loader, when present, parses the registry much faster than the pure-Python one; both are safe.
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PACKAGE_DIR = Path(__file__).parent
 REGISTRY_DIR = PACKAGE_DIR / "registry"
@@ -147,7 +147,7 @@ class Registry:
             raise RegistryError(f"subset name {name!r} is ambiguous: it matches {keys}; use one of those")
         names = [s.key for s in self.subsets] + [s.folder for s in self.subsets]
         raise RegistryError(
-            f"unknown subset {name!r}{did_you_mean(name, names)}; `python -m preprocess list` shows all 56"
+            f"unknown subset {name!r}{did_you_mean(name, names)}; `python -m preprocess list` shows them all"
         )
 
     def source(self, source_id: str) -> Source:

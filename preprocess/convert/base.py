@@ -173,8 +173,8 @@ def _exclusive(ctx: ConversionContext):
 def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     started = time.monotonic()
     # The registry, schemas and modules loaded so far live as long as the process. Frozen, the garbage
-    # collector stops rescanning them: a full collection, set off by the records that workers send back,
-    # cost 17 ms of a 220 ms two-worker BloodMNIST run. Forked workers also keep sharing their pages.
+    # collector stops rescanning them when the rows that helpers send back set off a full collection (the
+    # README's MedMNIST speed section has the cost); forked helpers also keep sharing their pages.
     gc.freeze()
     with ctx.guard(f"{ctx.subset.key}/{ctx.conversion.name}"):  # a whole-source fault (an unreadable archive)
         items = ctx.mine(module.plan(ctx))
