@@ -32,6 +32,24 @@ def _first(value):
 
 
 def read_dicom(path: Path) -> DicomImage:
+    dataset, raw = _decode(path)
+    values = raw.astype(np.float64) * float(dataset.get("RescaleSlope", 1) or 1) + float(
+        dataset.get("RescaleIntercept", 0) or 0
+    )
+    padding = dataset.get("PixelPaddingValue")
+    valid = np.ones(raw.shape, bool) if padding is None else raw != padding
+    scaled = _to_display(values, valid, dataset)
+    if str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1":
+        scaled = 255.0 - scaled
+    scaled[~valid] = 0
+    intent = str(dataset.get("PresentationIntentType", "")).upper()
+    image_type = [str(v).upper() for v in (dataset.get("ImageType") or [])]
+    for_processing = "FOR PROCESSING" in intent or "FOR PROCESSING" in " ".join(image_type)
+    return DicomImage(scaled.astype(np.uint8), for_processing)
+
+
+def _decode(path: Path):
+    """The dataset and its one gray frame, or a RawDataError naming the file and the transfer syntax."""
     import pydicom
     from pydicom.errors import InvalidDicomError
 
@@ -50,11 +68,11 @@ def read_dicom(path: Path) -> DicomImage:
         ) from None
     if raw.ndim != 2:
         raise RawDataError(f"{path}: expected one grayscale frame, got pixel array of shape {raw.shape}")
-    values = raw.astype(np.float64) * float(dataset.get("RescaleSlope", 1) or 1) + float(
-        dataset.get("RescaleIntercept", 0) or 0
-    )
-    padding = dataset.get("PixelPaddingValue")
-    valid = np.ones(raw.shape, bool) if padding is None else raw != padding
+    return dataset, raw
+
+
+def _to_display(values: np.ndarray, valid: np.ndarray, dataset) -> np.ndarray:
+    """0..255 (float) through the header's first VOI window, else the 0.5-99.5 percentiles of valid pixels."""
     center, width = _first(dataset.get("WindowCenter")), _first(dataset.get("WindowWidth"))
     if center is not None and width is not None and width >= 1:
         low, high = center - 0.5 - (width - 1) / 2, center - 0.5 + (width - 1) / 2
@@ -62,13 +80,5 @@ def read_dicom(path: Path) -> DicomImage:
         inside = values[valid] if valid.any() else values.ravel()
         low, high = np.percentile(inside, [0.5, 99.5])
     if high <= low:
-        scaled = np.zeros(values.shape)
-    else:
-        scaled = (np.clip(values, low, high) - low) / (high - low) * 255.0
-    if str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1":
-        scaled = 255.0 - scaled
-    scaled[~valid] = 0
-    intent = str(dataset.get("PresentationIntentType", "")).upper()
-    image_type = [str(v).upper() for v in (dataset.get("ImageType") or [])]
-    for_processing = "FOR PROCESSING" in intent or "FOR PROCESSING" in " ".join(image_type)
-    return DicomImage(scaled.astype(np.uint8), for_processing)
+        return np.zeros(values.shape)
+    return (np.clip(values, low, high) - low) / (high - low) * 255.0

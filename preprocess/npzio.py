@@ -143,37 +143,20 @@ class NpzFile:
         if info.fortran_order:
             raise RawDataError(f"{where}: Fortran-ordered arrays are not supported here")
         nbytes = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
-        shared = mmap.mmap(-1, max(nbytes, 1))
-        flat = np.frombuffer(shared, dtype=np.uint8, count=nbytes)
+        flat = np.frombuffer(mmap.mmap(-1, max(nbytes, 1)), dtype=np.uint8, count=nbytes)
         array = flat.view(info.dtype).reshape(info.shape)
         inflater = isal_zlib.decompressobj(wbits=-15) if entry.compress_type == zipfile.ZIP_DEFLATED else None
-        crc, header, offset, filled = 0, b"", None, 0
-        with open(self.path, "rb") as handle:
-            _seek_to_data(handle, entry, where)
-            remaining = entry.compress_size
-            progress(array, 0)
-            while remaining > 0:
-                piece = handle.read(min(block, remaining))
-                if not piece:
-                    raise RawDataError(f"{where}: the archive ends early; the file is truncated, download it again")
-                remaining -= len(piece)
-                try:
-                    out = inflater.decompress(piece) if inflater else piece
-                except isal_zlib.error as exc:
-                    raise RawDataError(f"{where}: corrupt deflate data ({exc}); download the file again") from None
-                crc = isal_zlib.crc32(out, crc)
-                if offset is None:  # still reading the .npy header
-                    header += out
-                    needed = _header_length(header)
-                    if needed is None or len(header) < needed:
-                        continue
-                    _, offset = _parse_header(header[:needed], where)
-                    out = header[offset:]
-                if filled + len(out) > nbytes:
-                    raise RawDataError(f"{where}: holds more data than its header promises; the file is corrupt")
-                flat[filled : filled + len(out)] = np.frombuffer(out, np.uint8)
-                filled += len(out)
-                progress(array, filled)
+        progress(array, 0)
+        crc, filled = 0, 0
+        for inflated, data in _npy_blocks(self.path, entry, inflater, block, where):
+            crc = isal_zlib.crc32(inflated, crc)
+            if data is None:  # still inside the .npy header
+                continue
+            if filled + len(data) > nbytes:
+                raise RawDataError(f"{where}: holds more data than its header promises; the file is corrupt")
+            flat[filled : filled + len(data)] = np.frombuffer(data, np.uint8)
+            filled += len(data)
+            progress(array, filled)
         if filled != nbytes or (inflater is not None and inflater.unused_data):
             raise RawDataError(f"{where}: holds {filled} data bytes, its header promises {nbytes}; the file is corrupt")
         if crc != entry.CRC:
@@ -244,3 +227,31 @@ def structure_problems(path: Path, spec: dict) -> list[str]:
             return problems
     except RawDataError as exc:
         return [str(exc)]
+
+
+def _npy_blocks(path: Path, entry, inflater, block: int, where: str):
+    """(inflated bytes, the array data among them) of one member, block by block; the data part is None
+    while the .npy header is still being read."""
+    header, offset = b"", None
+    with open(path, "rb") as handle:
+        _seek_to_data(handle, entry, where)
+        remaining = entry.compress_size
+        while remaining > 0:
+            piece = handle.read(min(block, remaining))
+            if not piece:
+                raise RawDataError(f"{where}: the archive ends early; the file is truncated, download it again")
+            remaining -= len(piece)
+            try:
+                out = inflater.decompress(piece) if inflater else piece
+            except isal_zlib.error as exc:
+                raise RawDataError(f"{where}: corrupt deflate data ({exc}); download the file again") from None
+            if offset is not None:
+                yield out, out
+                continue
+            header += out
+            needed = _header_length(header)
+            if needed is None or len(header) < needed:
+                yield out, None
+                continue
+            _, offset = _parse_header(header[:needed], where)
+            yield out, header[offset:]
