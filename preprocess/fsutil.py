@@ -87,7 +87,10 @@ def safe_relative(path_text: str, what: str) -> PurePosixPath:
     """A relative POSIX path that does not climb out of its folder; raise UnsafePathError otherwise."""
     if not isinstance(path_text, str) or not path_text:
         raise UnsafePathError(f"{what}: empty or non-text path {path_text!r}")
-    pure = PurePosixPath(path_text.replace("\\", "/"))
+    if "\\" in path_text or "\0" in path_text:
+        # the evaluation joins paths with os.path.join on POSIX: a backslash is part of a file name there
+        raise UnsafePathError(f"{what}: path {path_text!r} holds a backslash or NUL (paths use '/')")
+    pure = PurePosixPath(path_text)
     if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
         raise UnsafePathError(f"{what}: absolute path {path_text!r} is not allowed (paths are relative)")
     depth = 0

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
+
+# Pillow refuses to decode images above this many pixels (a decompression bomb). Set here on purpose: a
+# whole-slide-sized 32768 x 32768 image still decodes; anything larger is reported, never decoded.
+Image.MAX_IMAGE_PIXELS = 1 << 30
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
@@ -35,11 +40,15 @@ def image_problem(path: Path, decode: str = "quick") -> str | None:
 
 def _pil_problem(path: Path, full: bool) -> str | None:
     try:
-        with Image.open(path) as image:
-            if full:
-                image.load()
-            else:
-                image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)  # Pillow only warns up to twice the limit
+            with Image.open(path) as image:
+                if full:
+                    image.load()
+                else:
+                    image.verify()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        return f"refused: more pixels than the decoder's limit, a possible decompression bomb ({exc})"
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
         return f"not a readable image ({type(exc).__name__}: {exc})"
     return None

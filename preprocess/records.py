@@ -112,7 +112,7 @@ def train_record_images(index: int, record: dict) -> list[ImageRef]:
     ]
 
 
-def _shape(value) -> str | None:
+def _shape(value, depth: int = 0) -> str | None:
     """The type of a JSON value as Arrow infers a column; None (null) fits any type."""
     if value is None:
         return None
@@ -124,7 +124,9 @@ def _shape(value) -> str | None:
         return "a string"
     if isinstance(value, dict):
         return "an object"
-    inner = sorted({s for s in map(_shape, value) if s is not None})
+    if depth >= MAX_DEPTH:
+        return "a list nested too deep"
+    inner = sorted({s for s in (_shape(v, depth + 1) for v in value) if s is not None})
     return f"a list of {' or '.join(s.removeprefix('a ').removeprefix('an ') for s in inner)}" if inner else "a list"
 
 
@@ -157,12 +159,15 @@ def mixed_types(rows: list) -> list[str]:
     return found
 
 
-def _flatten(value):
+MAX_DEPTH = 8  # a slice series inside a list of candidates is 2 deep; deeper lists are not paths
+
+
+def _flatten(value, depth: int = 0):
     if isinstance(value, str):
         yield value
-    elif isinstance(value, list):
+    elif isinstance(value, list) and depth < MAX_DEPTH:
         for item in value:
-            yield from _flatten(item)
+            yield from _flatten(item, depth + 1)
 
 
 def _describe(value) -> str:

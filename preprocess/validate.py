@@ -83,6 +83,12 @@ class PathChecker:
         except UnsafePathError as exc:
             return UNSAFE, str(exc)
         full = self.root / relative
+        try:
+            return self._check_file(full)
+        except OSError as exc:  # permissions, a name too long, an I/O error: this path only
+            return UNREADABLE, f"cannot be read ({exc.strerror or exc})"
+
+    def _check_file(self, full: Path) -> tuple[str, str] | None:
         if not os.path.lexists(full):
             return MISSING, "no such file"
         real = Path(os.path.realpath(full))
@@ -117,11 +123,15 @@ def _load_records(path: Path, jsonl: bool):
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"line {number} is not valid JSON: {exc.msg}") from None
+                except RecursionError:
+                    raise ValueError(f"line {number} nests lists or objects too deep to read") from None
         return rows
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError("lists or objects nested too deep to read") from None
     if not isinstance(data, list):
         raise ValueError(f"expected a JSON list of records, got {type(data).__name__}")
     return data

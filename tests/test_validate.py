@@ -193,3 +193,30 @@ def test_train_data_paths_resolve_against_data_basedir(tree):
     train_report = next(r for r in reports if r.file.endswith(".jsonl"))
     assert (train_report.ok, train_report.missing) == (1, 1)
     assert train_report.failures[0].record == 1
+
+
+def test_a_backslash_path_is_unsafe_not_a_folder_separator(tree):
+    (tree / "2D_Images" / "APTOS" / "train_images" / "sub").mkdir()
+    (tree / "2D_Images" / "APTOS" / "train_images" / "sub" / "a.png").write_bytes(PNG)
+    report, failures = _failures(tree, [_record("sub/a.png"), _record("sub\\a.png")])
+    assert report.ok == 1 and report.unsafe == 1
+    assert "backslash" in failures[(1, "sub\\a.png")][1]
+
+
+def test_a_decompression_bomb_is_unreadable_and_the_file_goes_on(tree):
+    import struct
+
+    width = height = 40_000  # 1.6 G pixels, above the decoder's limit: never decoded
+    header = b"BM" + struct.pack("<IHHI", 54, 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, 0, 2835, 2835, 0, 0)
+    (tree / "2D_Images" / "APTOS" / "train_images" / "bomb.bmp").write_bytes(header + info + b"\0" * 64)
+    report, failures = _failures(tree, [_record("bomb.bmp"), _record("good.png")])
+    assert report.unreadable == 1 and report.ok == 1
+    assert "decompression bomb" in failures[(0, "bomb.bmp")][1]
+
+
+def test_a_list_nested_too_deep_is_a_bad_file_not_a_crash(tree):
+    path = tree / "2D_Task" / "APTOS" / "APTOS_test.json"
+    path.write_text('[{"qry_text": "", "qry_img_path": ' + "[" * 100_000 + "]" * 100_000 + ', "tgt_text": []}]')
+    report = validate_file(path, PathChecker(tree), "2D_Task/APTOS")
+    assert report.bad_records == 1 and "nested too deep" in report.failures[0].reason

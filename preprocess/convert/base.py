@@ -4,6 +4,7 @@ the run of one shard: plan, produce and write (preprocess.convert.executor), the
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import multiprocessing
 import os
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from preprocess import layout
 from preprocess.convert.executor import run_items
-from preprocess.convert.outputs import write, write_bytes
+from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_bytes
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import is_within
 from preprocess.manifest import write_manifest
@@ -58,14 +59,32 @@ class ConversionContext:
     @contextlib.contextmanager
     def guard(self, item: str, problems: list | None = None):
         """Bad input in this block stops the job (on_bad_input: fail) or skips the item and records it in
-        `problems` (default: this context's) when on_bad_input is skip."""
+        `problems` (default: this context's) when on_bad_input is skip. An unexpected error of one item counts
+        as its bad input, named by the item; a full disk or a read-only DATA_BASEDIR stops the job."""
         try:
             yield
         except RawDataError as exc:
-            if self.settings.on_bad_input != "skip":
-                raise
-            (self.problems if problems is None else problems).append((item, str(exc)))
-            self.log(f"skipped {item}: {exc}")
+            self._bad(item, exc, problems)
+        except PreprocessError:
+            raise
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+                raise PreprocessError(
+                    f"{item}: cannot write ({exc.strerror}: {exc.filename}); make room in DATA_BASEDIR or make it "
+                    "writable, then run again (finished files are kept)"
+                ) from None
+            self._bad(
+                item, RawDataError(f"{item}: {exc}; check the file, or skip it with on_bad_input: skip"), problems
+            )
+        except Exception as exc:
+            message = f"{item}: unexpected {type(exc).__name__}: {exc}; the raw item may be damaged: check it, or "
+            self._bad(item, RawDataError(message + "skip it with on_bad_input: skip"), problems)
+
+    def _bad(self, item: str, exc: RawDataError, problems: list | None) -> None:
+        if self.settings.on_bad_input != "skip":
+            raise exc
+        (self.problems if problems is None else problems).append((item, str(exc)))
+        self.log(f"skipped {item}: {exc}")
 
     def put(self, output) -> None:
         """Write one output outside any item (a labels table of the whole split) and record its row."""
@@ -153,13 +172,15 @@ def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None)
 
 @contextlib.contextmanager
 def _exclusive(ctx: ConversionContext):
-    """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once."""
+    """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once. The
+    lock file says whether the last run finished; after one that did not, its leftover temporary files go."""
     import fcntl
 
     folder = ctx.settings.data_basedir / ".medheb-locks"
     folder.mkdir(parents=True, exist_ok=True)
+    tag = f"{ctx.conversion.name}-{ctx.shard}of{ctx.shards}"
     name = f"{ctx.subset.group}__{ctx.subset.folder}__{ctx.conversion.name}.{ctx.shard}-of-{ctx.shards}.lock"
-    with open(folder / name, "w") as handle:
+    with open(folder / name, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -167,7 +188,22 @@ def _exclusive(ctx: ConversionContext):
                 f"another run is building {ctx.subset.key}/{ctx.conversion.name} in {ctx.settings.data_basedir} "
                 f"(lock {folder / name}); wait for it to finish, or give each run its own DATA_BASEDIR"
             ) from None
+        handle.seek(0)
+        if handle.read().strip() == "running" and ctx.subset_dir.is_dir():
+            left = remove_parts(ctx.subset_dir, tag)
+            if left:
+                ctx.log(f"removed {len(left)} temporary files an interrupted run left, e.g. {left[0]}")
+        _mark(handle, "running")
+        set_part_tag(tag)
         yield
+        _mark(handle, "done")
+
+
+def _mark(handle, state: str) -> None:
+    handle.seek(0)
+    handle.truncate()
+    handle.write(state + "\n")
+    handle.flush()
 
 
 def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:

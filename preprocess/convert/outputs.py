@@ -31,6 +31,27 @@ from preprocess.pngio import encode_png
 
 Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 
+# Temporary names carry the tag of the job that writes them (set by the job that holds the shard's lock), so
+# a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress.
+_PART = {"tag": None}
+
+
+def set_part_tag(tag: str) -> None:
+    _PART["tag"] = tag
+
+
+def part_suffix() -> str:
+    return f".{_PART['tag'] or os.getpid()}.part"
+
+
+def remove_parts(folder: Path, tag: str) -> list[Path]:
+    """Delete the temporary files that a killed run of the job `tag` left under `folder`; return them."""
+    suffix = f".{tag}.part"
+    found = [Path(root, name) for root, _, names in os.walk(folder) for name in names if name.endswith(suffix)]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
+
 
 @dataclass(frozen=True)
 class Data:
@@ -99,7 +120,7 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
     except FileNotFoundError:
         pass
     folder, name = os.path.split(path)
-    tmp = f"{folder}/.{name}.{os.getpid()}.part"
+    tmp = f"{folder}/.{name}{part_suffix()}"
     try:
         descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     except FileNotFoundError:
@@ -143,7 +164,7 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
             return relative, "file", output.detail or _detail(target)
         _refuse_unless(overwrite, target, f"other content than {source}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    tmp = target.with_name(f".{target.name}{part_suffix()}")
     tmp.unlink(missing_ok=True)
     try:
         try:
