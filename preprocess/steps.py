@@ -235,6 +235,7 @@ def summarize(
         "must_pass": on_bad_input != "skip",
     }
     summary["front"] = reports.front_counts(plans, all_reports, bad_items)
+    summary["config"] = config or {}
     atomic_write_json(json_out, summary)
     if dashboard_out is not None:
         reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
