@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 LINE = 12  # caption line height: the folder on one line, the file name on the next
@@ -81,9 +81,8 @@ def contact_sheet(
             draw.text((6, 6 + i * LINE), text, fill="black", font=font)
     for index, relative in enumerate(paths):
         x, y = (index % columns) * tile, (index // columns) * (tile + CAPTION)
-        with Image.open(data_basedir / relative) as image:
-            thumb = image.convert("RGB")
-            thumb.thumbnail((tile - 4, tile - 4))
+        with Image.open(data_basedir / relative) as image:  # small images are enlarged: 28-pixel MedMNIST too
+            thumb = ImageOps.contain(image.convert("RGB"), (tile - 4, tile - 4))
         sheet.paste(thumb, (x + (tile - thumb.width) // 2, y + (tile - thumb.height) // 2))
         for line, text in enumerate(caption(relative)):
             draw.text((x + 2, y + tile + line * LINE), text, fill="black", font=font)

@@ -25,6 +25,7 @@ REGISTRY = SETTINGS.registry()
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 ENTRY = "../scripts/step.py"
+FAILED_VALIDATION = "Error in rule validation_passed"  # in Snakemake's log when the run's last rule fails
 
 
 wildcard_constraints:
@@ -135,7 +136,7 @@ def print_failure_hint(log):
     )
     if "KeyboardInterrupt" in text or "Terminating processes on user request" in text:
         print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
-    elif "Error in rule validation_passed" in text:
+    elif FAILED_VALIDATION in text:
         print(
             "\nValidation failed: the paths above do not resolve (all of them in "
             "results/validation/summary.txt). `snakemake --report report.html` shows them on its first page. "
