@@ -7,7 +7,11 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# The shipped config.yaml (the demo) is read only when no --configfile is given: a user's config replaces it
+# rather than being merged over it, so none of the demo's keys (shards, demo, registry_overrides) leak in.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 validate(config, "preprocess/schemas/config.schema.yaml")
@@ -27,6 +31,7 @@ rule all:
     input:
         "results/validation/summary.txt",
         "results/validation/summary.html",
+        "results/validation/passed.txt",
         "results/check/sources.html",
         expand("results/eval-config/{group}.yaml", group=GROUPS),
         planned_contact_sheets,
@@ -37,4 +42,4 @@ onsuccess:
 
 
 onerror:
-    print_failure_hint()
+    print_failure_hint(log)

@@ -36,6 +36,11 @@ VIEWS = {
         {"text": "2D_Task"},
         {"eye": "results/report/contact/2D_Task/VindrCXR.png"},
     ],
+    "contact-sheet-mimic-cxr-t": [
+        {"text": "3. Contact sheets"},
+        {"text": "2D_Task"},
+        {"eye": "results/report/contact/2D_Task/MIMIC-CXR-T.png"},
+    ],
 }
 
 CLICKER = """<script>

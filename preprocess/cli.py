@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -15,7 +18,11 @@ DEFAULT_RESULTS = Path("results")
 
 
 def _data_options(parser: argparse.ArgumentParser, basedir_positional: bool = False) -> None:
-    parser.add_argument("--config", help="YAML file with the keys of config.yaml (overrides it)")
+    parser.add_argument(
+        "--config",
+        help="YAML file with the keys of config.yaml, read instead of it (default: ./config.yaml when present); "
+        "relative paths are relative to the working directory",
+    )
     parser.add_argument("--raw-root", dest="raw_root", help="folder holding the raw downloads")
     if not basedir_positional:
         parser.add_argument("--data-basedir", dest="data_basedir", help="the canonical benchmark tree")
@@ -27,15 +34,71 @@ def _data_options(parser: argparse.ArgumentParser, basedir_positional: bool = Fa
     )
 
 
-def _settings(args, need_raw: bool = True):
-    from preprocess.config import load_settings
+def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_must_exist: bool = True):
+    """Settings of a command: --config, else ./config.yaml when present (as the workflow), then the options.
 
-    config = args.config
-    if config is None and Path("config.yaml").exists():
-        config = "config.yaml"
-    return load_settings(
-        config, data_basedir=getattr(args, "data_basedir", None), raw_root=getattr(args, "raw_root", None)
+    `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable)."""
+    from preprocess.config import find_config, load_settings, require_directory
+
+    settings = load_settings(
+        find_config(args.config),
+        require_raw=require_raw,
+        data_basedir=getattr(args, "data_basedir", None),
+        raw_root=getattr(args, "raw_root", None),
     )
+    if settings.demo is not None:  # the shipped config builds the demo: generate it when absent, as the workflow
+        from preprocess.demo import write_demo
+
+        write_demo(settings.demo)
+    if settings.raw_root_given and raw_must_exist:
+        require_directory(settings.raw_root, "raw root")
+    if basedir is not None:
+        require_directory(settings.data_basedir, "DATA_BASEDIR", writable=basedir == "write")
+    return settings
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def suggestions(registry, name: str) -> list[str]:
+    """Names that `name` means when case, '-', '_' and '.' are ignored: subsets, sources, MedMNIST flags."""
+    key = _normal(name)
+    found = [f"{s.key} (subset)" for s in registry.subsets if key in (_normal(s.key), _normal(s.folder))]
+    for source in registry.sources.values():
+        stems = {re.sub(r"_\d+$", "", Path(f.label).name.split(".")[0]) for f in source.files if "*" not in f.label}
+        if key == _normal(source.id):
+            found.append(f"{source.id} (source)")
+        elif key in {_normal(stem) for stem in stems}:
+            found.append(f"{source.id} (source; {name.lower()} is one of its files)")
+    return found
+
+
+def _unknown(registry, name: str, exc: Exception) -> PreprocessError:
+    hits = suggestions(registry, name)
+    if not hits:
+        return exc if isinstance(exc, PreprocessError) else PreprocessError(str(exc))
+    return PreprocessError(f"unknown name {name!r}: did you mean {' or '.join(hits)}?")
+
+
+def _subset(registry, name: str):
+    from preprocess.errors import RegistryError
+
+    try:
+        return registry.subset(name)
+    except RegistryError as exc:
+        if "ambiguous" in str(exc):
+            raise
+        raise _unknown(registry, name, exc) from None
+
+
+def _source(registry, name: str):
+    from preprocess.errors import RegistryError
+
+    try:
+        return registry.source(name)
+    except RegistryError as exc:
+        raise _unknown(registry, name, exc) from None
 
 
 def cmd_list(args) -> int:
@@ -111,7 +174,7 @@ def cmd_info(args) -> int:
         users = [s.key for s in registry.subsets if source.id in s.source_ids]
         print(json.dumps({**data, "used_by": users}, indent=2) if args.json else _source_text(source, users))
         return 0
-    subset = registry.subset(args.name)
+    subset = _subset(registry, args.name)
     if args.json:
         print(json.dumps(asdict(subset), indent=2))
         return 0
@@ -150,6 +213,8 @@ def _check(args):
 
     settings = _settings(args)
     registry = settings.registry()
+    for name in args.source or []:
+        _source(registry, name)
     source_ids = args.source or sorted({s for sub in registry.select(settings.subsets) for s in sub.source_ids})
     report_dir = Path(args.report_dir) if args.report_dir else None
     return settings, registry, steps.check_sources(settings, registry, source_ids, args.results, report_dir)
@@ -174,13 +239,14 @@ def cmd_check(args) -> int:
 def cmd_convert(args) -> int:
     from preprocess import steps
 
-    settings = _settings(args)
+    settings = _settings(args, basedir="write")
     shard, shards = _parse_shard(args.shard)
     manifest = Path(args.manifest) if args.manifest else None
+    registry = settings.registry()
     steps.convert(
         settings,
-        settings.registry(),
-        args.subset,
+        registry,
+        _subset(registry, args.subset).key,
         args.conversion,
         shard,
         shards,
@@ -204,14 +270,13 @@ def _parse_shard(text: str) -> tuple[int, int]:
 
 def cmd_validate(args) -> int:
     from preprocess import validate
-    from preprocess.config import load_settings
     from preprocess.fsutil import atomic_write_json
 
-    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     registry = settings.registry()
     # Without a raw root no link may leave the image roots (the symlink farm needs one).
-    raw_root = settings.raw_root if (args.raw_root or args.config) else None
-    subsets = registry.select(args.subset) if args.subset else list(registry.subsets)
+    raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
+    subsets = [_subset(registry, name) for name in args.subset] if args.subset else list(registry.subsets)
     decode = args.decode or settings.validate_decode
     all_reports, states = [], {}
     for subset in subsets:
@@ -219,6 +284,13 @@ def cmd_validate(args) -> int:
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
             all_reports += subset_reports
+    if not all_reports and not args.subset:
+        print(
+            f"error: no task file of any subset under {settings.data_basedir}: nothing validated. It should hold "
+            "the release's 2D_Task/, 3D_Task/ and Text_Task/ folders",
+            file=sys.stderr,
+        )
+        return 1
     print(reports.validation_table(all_reports) if all_reports else "no task files found")
     failures = reports.failures_text(all_reports)
     if failures:
@@ -240,7 +312,7 @@ def cmd_validate(args) -> int:
                 "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in all_reports],
             },
         )
-    requested_failed = args.subset and any(s == "not built" for s in states.values())
+    requested_failed = args.subset and (not all_reports or any(s == "not built" for s in states.values()))
     return 1 if any(not r.passed for r in all_reports) or requested_failed else 0
 
 
@@ -287,13 +359,12 @@ def cmd_slice(args) -> int:
 def cmd_status(args) -> int:
     """One line per subset: built, not built (and why), failed or partially valid, with what to do next."""
     from preprocess import steps, tables, validate
-    from preprocess.config import load_settings
     from preprocess.plan import plan_subsets
 
-    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    settings = _settings(args, require_raw=False, basedir="read")
     registry = settings.registry()
     checks = None
-    if args.raw_root or args.config:
+    if settings.raw_root_given:
         source_ids = sorted(registry.sources)
         checks = steps.check_sources(settings, registry, source_ids, args.results)
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks)}
@@ -319,18 +390,23 @@ def cmd_status(args) -> int:
         else:
             label, step = "not built", f"snakemake --cores 8 --config 'subsets=[\"{subset.key}\"]'"
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
-        rows.append([subset.key, label[:60], f"{ok}/{paths}" if paths else "-", step])
-    print(tables.render(["subset", "state", "paths ok", "next step"], rows))
+        rows.append([subset.key, label, ok, paths, step])
+    failed = any(r[1] in ("failed", "partially valid") for r in rows)
+    if args.json:
+        keys = ["subset", "state", "paths_ok", "paths", "next_step"]
+        print(json.dumps({"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}, indent=2))
+        return 1 if failed else 0
+    table = [[key, label[:60], f"{ok}/{paths}" if paths else "-", step] for key, label, ok, paths, step in rows]
+    print(tables.render(["subset", "state", "paths ok", "next step"], table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
-    return 1 if any(r[1] in ("failed", "partially valid") for r in rows) else 0
+    return 1 if failed else 0
 
 
 def cmd_eval_config(args) -> int:
     """The evaluation's config files for the task files built under DATA_BASEDIR."""
-    from preprocess.config import load_settings
     from preprocess.evalconfig import write_eval_configs
 
-    settings = load_settings(args.config, require_raw=False, data_basedir=args.data_basedir, raw_root=args.raw_root)
+    settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     counts = write_eval_configs(settings.registry(), settings.data_basedir, Path(args.out))
     for name, count in counts.items():
         print(f"{Path(args.out) / name}: {count} task files")
@@ -358,8 +434,18 @@ def cmd_register(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m preprocess", description=__doc__)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("medheb-preprocess")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
+def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser.add_argument("--version", action="version", version=f"medheb-preprocess {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="all 56 subsets: kind, sources, access, image root")
@@ -411,6 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="one line per subset: built, not built and why, failed; what next")
     p.add_argument("data_basedir", metavar="DATA_BASEDIR")
     _data_options(p, basedir_positional=True)
+    p.add_argument("--json", action="store_true", help="the same as JSON: one object per subset, and the counts")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("eval-config", help="the evaluation's 2D/3D/Text_Task.yaml for the built task files")
@@ -432,10 +519,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+INTERRUPTED = "interrupted: rerun the same command to resume"
+
+
+def interrupt_in_parent_only() -> None:
+    """Ctrl-C reaches every process of the terminal's group: worker processes (forked, they inherit this
+    handler) leave quietly, the command itself stops with one line instead of a traceback per process."""
+    parent = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != parent:
+            raise SystemExit(130)
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, handler)
+
+
+def main(argv=None, prog: str = "python -m preprocess") -> int:
+    args = build_parser(prog).parse_args(argv)
+    interrupt_in_parent_only()
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except PreprocessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"\n{INTERRUPTED}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `| head` closed the pipe: what was wanted is printed
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def run() -> None:
+    """The `medheb` console script."""
+    sys.exit(main(prog="medheb"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class Settings:
     drr: dict
     shards: dict
     progress_interval: float
+    raw_root_given: bool = True  # False: a DATA_BASEDIR-only command filled raw_root in itself
 
     def verifies_checksums(self, source_id: str) -> bool:
         if isinstance(self.verify_checksums, bool):
@@ -61,8 +63,10 @@ class Settings:
 
 
 def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
-    """Fill defaults, check the schema, make relative paths relative to `base_dir` (the config's folder)."""
+    """Fill defaults, check the schema, make relative paths relative to `base_dir` (default: the working
+    directory, as Snakemake does: one rule for the CLI and the workflow)."""
     merged = {**DEFAULTS, **{k: v for k, v in values.items() if v is not None or k not in DEFAULTS}}
+    given = merged.pop("_raw_root_given", True)
     check_schema(merged, "config.schema.yaml", "the configuration", error=ConfigError)
     base = base_dir or Path.cwd()
 
@@ -85,6 +89,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
         drr=dict(merged["drr"]),
         shards=dict(merged["shards"]),
         progress_interval=float(merged["progress_interval"]),
+        raw_root_given=bool(given),
     )
 
 
@@ -99,21 +104,55 @@ def read_config_file(path: str | Path) -> dict:
     return values
 
 
+SHIPPED_CONFIG = "config.yaml"
+
+
+def find_config(explicit: str | Path | None) -> Path | None:
+    """The config file a command reads: the one given, else ./config.yaml when present (as the workflow)."""
+    if explicit:
+        return Path(explicit)
+    shipped = Path(SHIPPED_CONFIG)
+    return shipped if shipped.is_file() else None
+
+
 def load_settings(config_file: str | Path | None = None, require_raw: bool = True, **cli_values) -> Settings:
-    """Settings from a config file (optional) overridden by command-line values that are not None."""
+    """Settings from a config file (optional) overridden by command-line values that are not None.
+
+    Relative paths, in the file and on the command line, are relative to the working directory."""
     values: dict = {}
-    base = Path.cwd()
     if config_file:
         values = read_config_file(config_file)
-        base = Path(config_file).resolve().parent
     for key, value in cli_values.items():
         if value is not None:
             values[key] = str(Path(value).resolve()) if key in ("data_basedir", "raw_root") else value
-    if not require_raw and "data_basedir" in values:
+    if not require_raw and "data_basedir" in values and values.get("raw_root") is None:
         # Commands that read only DATA_BASEDIR still get a complete Settings object.
-        values.setdefault("raw_root", values["data_basedir"])
+        values["raw_root"] = values["data_basedir"]
+        values["_raw_root_given"] = False
     for key in ("data_basedir", "raw_root"):
-        if key not in values:
+        if values.get(key) is None:
             raise ConfigError(f"no {key}: pass --{key.replace('_', '-')} DIR or a --config file that sets it")
     values.setdefault("subsets", "all")
-    return settings_from_dict(values, base)
+    return settings_from_dict(values)
+
+
+def require_directory(path: Path, what: str, writable: bool = False) -> None:
+    """Stop with a message naming `path` when it is absent, not a folder, or (if asked) not writable."""
+    if not path.exists():
+        raise ConfigError(f"{what} {path} does not exist: create it, or fix {_where(what)}")
+    if not path.is_dir():
+        raise ConfigError(f"{what} {path} is not a directory: point {_where(what)} at a folder")
+    if writable:
+        try:
+            with tempfile.TemporaryFile(dir=path):
+                pass
+        except OSError as exc:
+            raise ConfigError(
+                f"{what} {path} is not writable ({exc.strerror}): the built images go there; "
+                "fix its permissions or choose another folder"
+            ) from None
+
+
+def _where(what: str) -> str:
+    key = "raw_root" if what == "raw root" else "data_basedir"
+    return f"{key} in the config (or --{key.replace('_', '-')})"

@@ -7,9 +7,12 @@ SLURM output) it writes one plain line every `interval` seconds and a last one a
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
+
+NARROW = "{n_fmt}/{total_fmt} {percentage:3.0f}% {rate_fmt} ETA {remaining} {desc}"
 
 
 def _clock_text(seconds: float) -> str:
@@ -35,7 +38,23 @@ class Progress:
         if bar_stream is not None:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=label, unit="item", file=bar_stream, dynamic_ncols=True)
+            # A terminal that reports no size (0x0, as a bare pseudo-terminal does) gets 80x24: tqdm would read
+            # -1 rows there and draw nothing. Where the label and the bar do not fit, the counts come first (a
+            # line cut at the terminal's width keeps them).
+            columns = _columns(bar_stream)
+            sized = columns > 0
+            narrow = {"bar_format": NARROW} if (columns or 80) < len(label) + 55 else {}
+            self._bar = tqdm(
+                total=total,
+                desc=label,
+                unit="item",
+                file=bar_stream,
+                dynamic_ncols=sized,
+                ncols=None if sized else 80,
+                nrows=None if sized else 24,
+                mininterval=0.2,
+                **narrow,
+            )
 
     def advance(self, count: int = 1) -> None:
         self.done += count
@@ -63,6 +82,13 @@ class Progress:
             f"progress {self.label}: {self.done:,}/{self.total:,} items ({percent:.1f}%), "
             f"{rate:,.1f} items/s, elapsed {_clock_text(elapsed)}, ETA {eta}"
         )
+
+
+def _columns(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # not a terminal, or no file descriptor (a StringIO)
+        return 0
 
 
 def terminal_stream():

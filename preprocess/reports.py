@@ -85,3 +85,31 @@ def write_text(path: Path, text: str) -> None:
     from preprocess.fsutil import atomic_write_text
 
     atomic_write_text(path, text)
+
+
+def front_counts(plans: list[SubsetPlan], all_reports: list[JsonReport], bad_items: list[dict]) -> dict:
+    """The numbers of the report's first page: subsets built, failed (a path does not resolve), not built."""
+    failed_subsets = {r.subset for r in all_reports if not r.passed}
+    planned = [p.subset for p in plans if p.action != SKIP]
+    return {
+        "subsets": len(plans),
+        "built": sum(s not in failed_subsets for s in planned),
+        "failed": sum(s in failed_subsets for s in planned),
+        "not_built": len(plans) - len(planned),
+        "task_files": len(all_reports),
+        "task_files_ok": sum(r.passed for r in all_reports),
+        "failing_paths": sum(len(r.failures) for r in all_reports),
+        "bad_items": len(bad_items),
+    }
+
+
+def write_dashboard(out: Path, summary: dict, plans: list[SubsetPlan], config: dict) -> None:
+    """The build's front page twice: `out` standalone (links to the table files), and `front.html` beside
+    it, the fragment Snakemake's report shows on its first page (links open the report's own views)."""
+    from datetime import datetime
+
+    from preprocess.dashboard import page
+
+    date = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    write_text(out, page(summary, plans, config, date, standalone=True))
+    write_text(out.with_name("front.html"), page(summary, plans, config, date, standalone=False))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from preprocess import steps
+from preprocess.cli import INTERRUPTED, interrupt_in_parent_only
 from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
 
@@ -57,7 +59,28 @@ def _validation_summary(smk, settings, registry):
         Path(smk.output.json),
         Path(smk.params.instructions),
         settings.on_bad_input,
+        config=dict(smk.config),
+        dashboard_out=Path(smk.output.dashboard),
     )
+
+
+def _validation_passed(smk, settings, registry):
+    """The run's last word: fail when a built task file has a path that does not resolve (the summary and
+    the report's first page, written before, list them)."""
+    summary = json.loads(Path(smk.input[0]).read_text(encoding="utf-8"))
+    if summary["failed"] and summary["must_pass"]:
+        lines = [f"  {f['file']}: {f['problem']}: {f['path']!r} {f['reason']}" for f in summary["failures"][:20]]
+        more = len(summary["failures"]) - len(lines)
+        raise PreprocessError(
+            f"{len(summary['failed'])} task files have paths that do not resolve:\n"
+            + "\n".join(lines)
+            + (f"\n  ... {more} more" if more > 0 else "")
+            + "\nAll of them: results/validation/summary.txt and the first page of `snakemake --report report.html`."
+        )
+    counts = summary["front"]
+    text = f"{counts['task_files_ok']} of {counts['task_files']} task files resolve every path\n"
+    print(text, end="")
+    Path(smk.output[0]).write_text(text, encoding="utf-8")
 
 
 def _contact_sheet(smk, settings, registry):
@@ -79,12 +102,14 @@ STEPS = {
     "convert": _convert,
     "validate_subset": _validate_subset,
     "validation_summary": _validation_summary,
+    "validation_passed": _validation_passed,
 }
 
 
 def run(smk) -> None:
     Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        interrupt_in_parent_only()
         try:
             settings = settings_from_dict(dict(smk.config))
             STEPS[smk.rule](smk, settings, settings.registry())
@@ -92,3 +117,6 @@ def run(smk) -> None:
             print(f"error: {exc}", flush=True)
             print(f"error in rule {smk.rule}: {exc}", file=sys.__stderr__, flush=True)
             raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            print(INTERRUPTED, flush=True)
+            raise SystemExit(130) from None

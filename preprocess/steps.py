@@ -139,12 +139,25 @@ def validate_to_report(settings, registry, subset_name: str, report_out: Path, d
 
 
 def contact_sheet(settings, manifests, out: Path, count: int = 16) -> None:
-    """A grid of `count` outputs sampled from the subset's manifests."""
+    """A grid of `count` outputs sampled from the subset's manifests: the files it wrote, and the images
+    under the links it made (a symlink farm writes only links)."""
     from preprocess.contact import contact_sheet as draw
-    from preprocess.contact import sample
+    from preprocess.contact import images_under_link, sample
 
-    paths = [path for manifest in manifests for path, kind, _ in read_manifest(manifest) if kind == "file"]
-    atomic_write_bytes(out, draw(settings.data_basedir, sample(paths, count)))
+    rows = [row for manifest in manifests for row in read_manifest(manifest)]
+    paths = [path for path, kind, _ in rows if kind == "file"]
+    links = [path for path, kind, _ in rows if kind == "symlink"]
+    shortest: dict[Path, str] = {}  # one image reached by two links (files/p10/x and p10/x): the shorter path
+    for link in links:
+        for path in images_under_link(settings.data_basedir, link):
+            target = (settings.data_basedir / path).resolve()
+            if target not in shortest or (path.count("/"), path) < (shortest[target].count("/"), shortest[target]):
+                shortest[target] = path
+    paths += shortest.values()
+    chosen = sample(paths, count)
+    why = "" if chosen else "no images: the manifests list no image file" + (" under their links" if links else "")
+    print(f"{len(chosen)} of {len(paths)} images on the sheet" + (f" ({why})" if why else ""))
+    atomic_write_bytes(out, draw(settings.data_basedir, chosen, empty_note=why))
 
 
 def read_reports(paths) -> list[JsonReport]:
@@ -158,10 +171,18 @@ def read_reports(paths) -> list[JsonReport]:
 
 
 def summarize(
-    plan_file: Path, report_files, table_out: Path, json_out: Path, instructions: Path, on_bad_input: str = "fail"
-) -> str:
-    """One validation table over every built subset; raise when a path does not resolve (unless the run
-    skips bad input: then the unresolved paths and the skipped items are listed and counted instead)."""
+    plan_file: Path,
+    report_files,
+    table_out: Path,
+    json_out: Path,
+    instructions: Path,
+    on_bad_input: str = "fail",
+    config: dict | None = None,
+    dashboard_out: Path | None = None,
+) -> dict:
+    """One validation table over every built subset, and the build's front page (counts, what was not built
+    and why, every failing path). Never raises: a failed validation is written down first, and the workflow's
+    last rule (`validation_passed`) fails on it, so the report can always be built."""
     plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
     all_reports = read_reports(report_files)
     by_item: dict[str, list[str]] = {}  # one raw item can be skipped by several conversions (CT slices, DRR)
@@ -185,8 +206,6 @@ def summarize(
         text += "\n".join(f"  {item['item']}: {item['problem'][:200]}" for item in bad_items)
     text += f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
     print(text)
-    if failed and on_bad_input != "skip":
-        raise PreprocessError(f"{len(failed)} task files have paths that do not resolve: {', '.join(failed)}")
     atomic_write_text(table_out, text)
     columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
     rows = [[r.file] + [str(getattr(r, c)) for c in columns] for r in all_reports]
@@ -198,8 +217,17 @@ def summarize(
     note = f"{resolved} of {len(all_reports)} task files resolve every path; {len(skipped)} subsets not built."
     page = tables.html_page("Validation of every task file", ["task file", *columns], rows, note)
     atomic_write_text(Path(table_out).with_suffix(".html"), page)
-    atomic_write_json(
-        json_out,
-        {"files": [r.row() for r in all_reports], "not_built": skipped, "skipped_items": bad_items, "failed": failed},
-    )
-    return text
+    summary = {
+        "files": [r.row() for r in all_reports],
+        "not_built": skipped,
+        "skipped_items": bad_items,
+        "failed": failed,
+        "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
+        "must_pass": on_bad_input != "skip",
+    }
+    summary["front"] = reports.front_counts(plans, all_reports, bad_items)
+    summary["config"] = config or {}
+    atomic_write_json(json_out, summary)
+    if dashboard_out is not None:
+        reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
+    return summary

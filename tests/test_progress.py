@@ -81,9 +81,11 @@ def test_the_cli_writes_plain_lines_when_not_on_a_terminal(demo, tmp_path):
     assert "\r" not in done.stdout + done.stderr
 
 
-def test_the_cli_draws_a_bar_on_a_terminal(demo, tmp_path):
+def _drawn_on_a_terminal(demo, tmp_path, columns: int | None) -> tuple[str, subprocess.CompletedProcess]:
+    """What the CLI draws on a pseudo-terminal of `columns` (None: one that reports no size, 0x0)."""
     controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
+    if columns is not None:
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     try:
         done = _convert_blood(demo, tmp_path, terminal)
         os.close(terminal)
@@ -98,6 +100,23 @@ def test_the_cli_draws_a_bar_on_a_terminal(demo, tmp_path):
         os.close(controller)
         if terminal is not None:
             os.close(terminal)
-    bar = drawn.decode("utf-8", "replace")
+    return drawn.decode("utf-8", "replace"), done
+
+
+def test_the_cli_draws_a_bar_on_a_terminal(demo, tmp_path):
+    bar, done = _drawn_on_a_terminal(demo, tmp_path, 100)
     assert "\r" in bar and "item/s" in bar and "2D_Task/BloodMNIST/npz_unpack_2d" in bar
     assert not LINE.search(done.stdout)  # the bar replaces the lines
+
+
+def test_the_bar_draws_on_a_terminal_that_reports_no_size(demo, tmp_path):
+    bar, _ = _drawn_on_a_terminal(demo, tmp_path, None)
+    assert "item/s" in bar and "2D_Task/BloodMNIST/npz_unpack_2d" in bar
+    assert re.search(r"(\d+)/\1 100%", bar)  # the last state: every item done
+
+
+def test_a_narrow_terminal_still_shows_the_counts(demo, tmp_path):
+    bar, _ = _drawn_on_a_terminal(demo, tmp_path, 24)
+    states = [s for s in re.split(r"[\r\n]+", bar) if s.strip()]
+    assert states and all(len(s) <= 24 for s in states)
+    assert re.match(r"(\d+)/\1 100%", states[-1])  # items done / total lead the line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -46,14 +47,41 @@ def test_report_holds_every_table_and_a_contact_sheet_per_built_subset(built):
             image.verify()
         with Image.open(sheet) as image:
             width, height = image.size
-        manifests = list((built / "results" / "convert" / group / folder).glob("*.tsv"))
-        images = sum(
-            1
-            for m in manifests
-            for line in m.read_text().splitlines()[1:]
-            if line.split("\t")[1] == "file" and line.split("\t")[0].lower().endswith((".png", ".jpg", ".jpeg"))
-        )
-        assert (width, height) == grid_size(min(16, images), 4, 128), subset
+        images = _images_of(built, group, folder)
+        assert (width, height) == grid_size(min(16, len(images)), 4, 128), subset
+        if images:  # every tile holds an image: no blank sheet (link farms included)
+            with Image.open(sheet) as image:
+                tiles = np.asarray(image.convert("L"))[:128, : 128 * min(4, len(images))]
+            for column in range(min(4, len(images))):
+                assert (tiles[:, column * 128 : (column + 1) * 128] < 250).sum() > 100, (subset, column)
+
+
+def _images_of(built, group: str, folder: str) -> set:
+    """The distinct image files a subset's manifests name: files it wrote, and images under links it made."""
+    found = set()
+    for manifest in (built / "results" / "convert" / group / folder).glob("*.tsv"):
+        for line in manifest.read_text().splitlines()[1:]:
+            path, kind, _ = line.split("\t", 2)
+            target = built / "demo" / "DATA_BASEDIR" / path
+            if kind == "file" and path.lower().endswith((".png", ".jpg", ".jpeg")):
+                found.add(target.resolve())
+            elif kind == "symlink":
+                found |= {p.resolve() for p in target.resolve().rglob("*") if p.suffix.lower() in (".png", ".jpg")}
+    return found
+
+
+def test_link_farm_sheets_show_the_linked_images_with_their_folders(built):
+    from preprocess.contact import caption
+
+    sheet = built / "results" / "report" / "contact" / "2D_Task" / "MIMIC-CXR-T.png"
+    with Image.open(sheet) as image:
+        pixels = np.asarray(image.convert("L"))
+    assert len(_images_of(built, "2D_Task", "MIMIC-CXR-T")) >= 3
+    assert (pixels[:128, :384] < 250).sum() > 1000  # three tiles of radiographs, not a white sheet
+    folder, name = caption("2D_Images/BloodMNIST/output_images/test/basophil/test_000000.png")
+    assert folder.endswith("/basophil/") and name == "test_000000.png"  # the class folder stays readable
+    folder, name = caption("p10/p10000032/s50414267/02aa804e-bde0afdd-112c0b34-7bc16630-4e384014.jpg")
+    assert folder.endswith("/s50414267/") and name.startswith("02aa") and name.endswith(".jpg")
 
 
 def test_sources_table_lists_every_checked_source(built):
@@ -76,7 +104,8 @@ def test_validation_page_has_a_row_per_task_file(built):
     assert f'<td>{first["file"]}</td><td class="n">{first["records"]}</td>' in page
 
 
-def test_status_of_the_built_demo(built, capsys):
+def test_status_of_the_built_demo(built, capsys, monkeypatch):
+    monkeypatch.chdir(built)  # the config's relative paths are relative to the working directory
     code = main(
         [
             "status",
@@ -100,6 +129,44 @@ def test_status_of_the_built_demo(built, capsys):
     assert out.strip().splitlines()[-1] == "47 built, 9 not built"
 
 
+def test_validate_and_status_without_config_agree_with_the_build(built, monkeypatch, capsys):
+    """From the workdir, as the README says: ./config.yaml is read (the MIMIC-CXR links are allowed)."""
+    summary = json.loads((built / "results" / "validation" / "summary.json").read_text())
+    monkeypatch.chdir(built)
+    assert main(["validate", "demo/DATA_BASEDIR"]) == 0
+    out = capsys.readouterr().out
+    assert len(re.findall(r"  ok$", out, re.M)) == len(summary["files"]) and " FAIL" not in out
+    assert main(["status", "demo/DATA_BASEDIR"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    plan = json.loads((built / "results" / "plan.json").read_text())
+    built_count = sum(p["action"] != "skip" for p in plan)
+    assert last == f"{built_count} built, {len(plan) - built_count} not built"
+
+
+def test_front_page_numbers_match_the_summary(built):
+    from test_newcomer import _counts, _front_page
+
+    front = _front_page((built / "report.html").read_text(encoding="utf-8"))
+    plan = json.loads((built / "results" / "plan.json").read_text())
+    summary = json.loads((built / "results" / "validation" / "summary.json").read_text())
+    failed_subsets = {row["subset"] for row in summary["files"] if row["ok"] != row["paths"] or row["bad_records"]}
+    planned = [p["subset"] for p in plan if p["action"] != "skip"]
+    assert _counts(front) == {
+        "built": len([s for s in planned if s not in failed_subsets]),
+        "not_built": len(plan) - len(planned),
+        "failed": len(failed_subsets),
+        "bad_items": len(summary["skipped_items"]),
+    }
+    ok = sum(row["ok"] == row["paths"] and not row["bad_records"] for row in summary["files"])
+    assert f"{ok} of {len(summary['files'])} task files resolve" in front
+    for line in summary["not_built"]:  # every subset not built, with its reason
+        subset, reason = line.split(": not built: ")
+        assert f"<td>{subset}</td><td>{reason}</td>" in front
+    assert "Config of this build" in front and "registry_overrides: demo/registry-overrides.yaml" in front
+    for path in ("results/check/sources.html", "results/validation/summary.tsv"):  # links open the tables
+        assert f"app.showResultInfo('{path}')" in front
+
+
 def test_status_with_one_source_removed(demo, capsys, tmp_path):
     config = demo_config_file(demo, tmp_path / "config.yaml")
     shutil.rmtree(demo / "raw" / "brain-tumor-mri-dataset")
@@ -120,7 +187,14 @@ def test_screenshots_show_each_view_of_the_report(built, tmp_path):
     script = [sys.executable, str(REPO / "docs" / "screenshots.py"), "--workdir", str(built), "--out", str(tmp_path)]
     subprocess.run(script, check=True, capture_output=True)
     shots = {p.stem: np.asarray(Image.open(p).convert("RGB")) for p in tmp_path.glob("*.png")}
-    views = {"overview", "raw-downloads", "validation", "contact-sheet-ct-rate", "contact-sheet-vindr-cxr"}
+    views = {
+        "overview",
+        "raw-downloads",
+        "validation",
+        "contact-sheet-ct-rate",
+        "contact-sheet-vindr-cxr",
+        "contact-sheet-mimic-cxr-t",
+    }
     assert set(shots) == views
     assert all(shot.shape == (900, 1400, 3) for shot in shots.values())
     green, header_grey = (0xD1, 0xFA, 0xE5), (0xF3, 0xF4, 0xF6)  # 'present' cells, table header
@@ -128,4 +202,6 @@ def test_screenshots_show_each_view_of_the_report(built, tmp_path):
     assert _pixels_near(shots["validation"], header_grey, 3) > 8_000 and _pixels_near(shots["validation"], green) == 0
     for sheet in ("contact-sheet-ct-rate", "contact-sheet-vindr-cxr"):  # images fill the main pane
         assert (shots[sheet][:, 470:].mean(axis=-1) < 100).sum() > 10_000, sheet
-    assert (shots["overview"][:, 470:].mean(axis=-1) < 100).sum() < 5_000  # text and the rule graph only
+    assert (shots["contact-sheet-mimic-cxr-t"][:, 470:].mean(axis=-1) < 200).sum() > 2_000  # the linked images
+    # the first page is the build summary: its green verdict bar and its four count cards
+    assert _pixels_near(shots["overview"], green) > 15_000

@@ -5,19 +5,27 @@ import sys
 from pathlib import Path
 
 from preprocess import layout, validate
-from preprocess.config import settings_from_dict
+from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import write_demo
+from preprocess.errors import PreprocessError
 from preprocess.rawcheck import fingerprint
 from preprocess.registry import GROUPS
+from snakemake.exceptions import WorkflowError
 
 RESULTS = Path("results")
 SETTINGS = settings_from_dict(config)
 if SETTINGS.demo is not None:
     write_demo(SETTINGS.demo)
+try:  # before any job: a wrong folder is one clear message, not a missing source per source
+    require_directory(SETTINGS.raw_root, "raw root")
+    require_directory(SETTINGS.data_basedir, "DATA_BASEDIR", writable=True)
+except PreprocessError as exc:
+    raise WorkflowError(str(exc)) from None
 REGISTRY = SETTINGS.registry()
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 ENTRY = "../scripts/step.py"
+FAILED_VALIDATION = "Error in rule validation_passed"  # in Snakemake's log when the run's last rule fails
 
 
 wildcard_constraints:
@@ -118,9 +126,26 @@ def print_summary():
         print(f"Evaluation configs of the built task files: {configs}", file=sys.stderr)
 
 
-def print_failure_hint():
-    print(
-        "\nA step failed: its log (named above) says which file and what to do. "
-        "`python -m preprocess check` lists the raw downloads and their status.",
-        file=sys.stderr,
+def print_failure_hint(log):
+    """What to do next, for the kind of failure this was (validation, interruption, or a step's error)."""
+    logs = [log] if isinstance(log, str) else list(log or [])
+    text = "".join(
+        Path(f).read_text(encoding="utf-8", errors="replace")
+        for f in logs
+        if Path(f).is_file()
     )
+    if "KeyboardInterrupt" in text or "Terminating processes on user request" in text:
+        print("\ninterrupted: rerun the same command to resume", file=sys.stderr)
+    elif FAILED_VALIDATION in text:
+        print(
+            "\nValidation failed: the paths above do not resolve (all of them in "
+            "results/validation/summary.txt). `snakemake --report report.html` shows them on its first page. "
+            "After fixing the tree by hand, rerun with `--forcerun validate_subset`.",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            "\nA step failed: its log (named above) says which file and what to do. "
+            "`python -m preprocess check` lists the raw downloads and their status.",
+            file=sys.stderr,
+        )

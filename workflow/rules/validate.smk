@@ -1,4 +1,5 @@
-# Stage 3: validate every image path of every task JSON of each built subset, then one table.
+# Stage 3: validate every image path of every task JSON of each built subset, then one table and the
+# report's front page (always written), then the run's verdict (fails when a path does not resolve).
 
 
 rule validate_subset:
@@ -35,6 +36,12 @@ rule validation_summary:
             caption="../report/validation.rst",
             category="2. Validation",
         ),
+        dashboard=report(
+            "results/report/dashboard.html",
+            caption="../report/dashboard.rst",
+            category="2. Validation",
+        ),
+        front="results/report/front.html",
     log:
         "logs/validation_summary.log",
     conda:
@@ -45,6 +52,23 @@ rule validation_summary:
         runtime=10,
     params:
         instructions=str(RESULTS / "not-built.md"),
+    script:
+        ENTRY
+
+
+rule validation_passed:
+    input:
+        "results/validation/summary.json",
+    output:
+        "results/validation/passed.txt",
+    log:
+        "logs/validation_passed.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     script:
         ENTRY
 
@@ -74,6 +98,7 @@ rule contact_sheet:
 rule eval_config:
     input:
         "results/validation/summary.json",
+        "results/validation/passed.txt",
     output:
         expand("results/eval-config/{group}.yaml", group=GROUPS),
     log:

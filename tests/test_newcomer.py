@@ -1,0 +1,209 @@
+"""A newcomer's path: one config rule for the CLI and the workflow, a user config that replaces the shipped
+demo config, script-safe command-line edges, a report built also when validation fails, and a conda
+environment file that cannot drift from pyproject.toml."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, demo_values
+from preprocess.cli import main
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+INTERRUPTED = "interrupted: rerun the same command to resume"
+
+
+def _cli(*args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "preprocess", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, **kwargs)
+
+
+# --- the conda environment file ------------------------------------------------------------------------
+
+
+def test_environment_file_is_pyproject_dependency_list():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    expected = [f"python{project['requires-python']}", "pip", {"pip": project["dependencies"]}]
+    environment = yaml.safe_load((REPO / "environment.yml").read_text(encoding="utf-8"))
+    assert environment["dependencies"] == expected
+    # Snakemake's --use-conda copies the file elsewhere: nothing in it may name this checkout (`- -e .`)
+    assert not any(str(d).startswith(("-e", ".")) for d in project["dependencies"])
+
+
+def test_console_script_is_declared_and_installed():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["scripts"] == {"medheb": "preprocess.cli:run"}
+    script = Path(sys.executable).parent / "medheb"
+    done = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"medheb-preprocess {project['version']}"
+
+
+# --- one config rule -----------------------------------------------------------------------------------
+
+
+def _built_aptos(workdir: Path, demo: Path) -> Path:
+    """A workdir holding the shipped config.yaml; the build itself runs on a user config (APTOS only)."""
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text(encoding="utf-8"))
+    user = workdir / "user.yaml"
+    user.write_text(yaml.safe_dump(demo_values(demo, subsets=["2D_Task/APTOS"])))
+    done = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), "--cores", "2", "--configfile", str(user)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return user
+
+
+def test_a_user_configfile_replaces_the_shipped_one(tmp_path, demo):
+    workdir = tmp_path / "work"
+    user = _built_aptos(workdir, demo)
+    shipped = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    assert shipped["demo"] == "demo" and shipped["shards"]  # the keys that must not leak
+    # demo: the shipped config would have generated a second demo in the workdir
+    assert not (workdir / "demo").exists()
+    used = json.loads((workdir / "results" / "validation" / "summary.json").read_text())["config"]
+    assert used == yaml.safe_load(user.read_text())
+    assert not {"demo", "shards", "progress_interval"} & set(used)
+    plan = json.loads((workdir / "results" / "plan.json").read_text())
+    assert [p["subset"] for p in plan] == ["2D_Task/APTOS"]
+
+
+def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_path, demo):
+    workdir = tmp_path / "work"
+    user = _built_aptos(workdir, demo)
+    record = json.loads((demo / "DATA_BASEDIR" / "2D_Task" / "APTOS" / "APTOS_test.json").read_text())[0]
+    image = demo / "DATA_BASEDIR" / "2D_Images" / "APTOS" / "train_images" / record["qry_img_path"]
+    image.unlink()
+    command = [*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(user)]
+    done = subprocess.run([*command, "--cores", "2", "--forcerun", "validate_subset"], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert f"'{record['qry_img_path']}' no such file" in done.stderr
+    assert "Validation failed" in done.stderr and "raw downloads" not in done.stderr.split("Validation failed")[1]
+    again = subprocess.run([*command, "--cores", "2"], capture_output=True, text=True)  # no "Nothing to be done"
+    assert again.returncode != 0 and "Nothing to be done" not in again.stdout + again.stderr
+    report = workdir / "report.html"
+    done = subprocess.run([*command, "--report", str(report)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    front = _front_page(report.read_text(encoding="utf-8"))
+    assert record["qry_img_path"] in front and "Failed: paths that do not resolve" in front
+    assert _counts(front) == {"built": 0, "not_built": 0, "failed": 1, "bad_items": 0}
+
+
+def _front_page(report_html: str) -> str:
+    """The report's first page: its workflow description, a JSON string in the report's script."""
+    marker = "var workflow_desc = "
+    assert marker in report_html, "no workflow description in the report"
+    return json.JSONDecoder().raw_decode(report_html, report_html.index(marker) + len(marker))[0]
+
+
+def _counts(front: str) -> dict[str, int]:
+    return {key: int(value) for key, value in re.findall(r'data-count="(\w+)">(\d+)<', front)}
+
+
+def test_cli_reads_config_yaml_of_the_working_directory_with_paths_relative_to_it(tmp_path, demo):
+    (tmp_path / "config.yaml").write_text(
+        "raw_root: demo/raw\ndata_basedir: demo/DATA_BASEDIR\nregistry_overrides: demo/registry-overrides.yaml\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "c.yaml").write_text((tmp_path / "config.yaml").read_text())
+    done = _cli("check", "--source", "aptos2019", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0 and re.search(r"aptos2019\s+present", done.stdout), done.stderr
+    # --config: the same relative paths, still against the working directory (not the file's folder)
+    done = _cli("check", "--source", "aptos2019", "--quiet", "--config", "elsewhere/c.yaml", cwd=tmp_path)
+    assert re.search(r"aptos2019\s+present", done.stdout), done.stderr
+
+
+# --- script-safe edges ---------------------------------------------------------------------------------
+
+
+def test_validate_on_an_empty_or_missing_folder_fails(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = _cli("validate", "empty", cwd=tmp_path)
+    assert done.returncode == 1 and "nothing validated" in done.stderr
+    done = _cli("validate", "absent", cwd=tmp_path)
+    assert done.returncode == 2 and f"DATA_BASEDIR {tmp_path / 'absent'} does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_clear_errors_for_a_missing_raw_root_and_a_basedir_that_is_not_a_folder(tmp_path, demo):
+    base = str(demo / "DATA_BASEDIR")
+    done = _cli("check", "--raw-root", "nowhere", "--data-basedir", base, cwd=tmp_path)
+    assert done.returncode == 2 and f"raw root {tmp_path / 'nowhere'} does not exist" in done.stderr
+    (tmp_path / "a-file").write_text("x")
+    done = _cli("convert", "APTOS", "--raw-root", str(demo / "raw"), "--data-basedir", "a-file", cwd=tmp_path)
+    assert done.returncode == 2 and "is not a directory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unwritable_basedir_is_named(tmp_path, demo):
+    if os.geteuid() == 0:
+        target = Path("/proc")  # root writes anywhere a mode allows; procfs refuses new files to anyone
+    else:
+        target = tmp_path / "read-only"
+        target.mkdir(mode=0o555)
+    done = _cli("convert", "APTOS", "--raw-root", str(demo / "raw"), "--data-basedir", str(target), cwd=tmp_path)
+    assert done.returncode == 2 and f"DATA_BASEDIR {target} is not writable" in done.stderr, done.stderr
+
+
+def test_version_and_status_json(tmp_path, demo, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and re.fullmatch(r"medheb-preprocess \d+\.\d+\.\d+\n", capsys.readouterr().out)
+    code = main(["status", str(demo / "DATA_BASEDIR"), "--raw-root", str(demo / "raw"), "--json",
+                 "--results", str(tmp_path / "r")])  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(data["subsets"]) == 56
+    aptos = next(s for s in data["subsets"] if s["subset"] == "2D_Task/APTOS")
+    assert aptos["state"] == "not built" and aptos["paths_ok"] == 0  # raw present, nothing converted yet
+    assert sum(data["counts"].values()) == 56
+
+
+@pytest.mark.parametrize(
+    ("name", "hints"),
+    [
+        ("bloodmnist", ["2D_Task/BloodMNIST (subset)", "medmnist (source"]),
+        ("ct-rate", ["3D_Task/CT_RATE (subset)", "ct_rate (source)"]),
+        ("VINDR-CXR", ["2D_Task/VindrCXR (subset)", "vindr_cxr (source)"]),
+    ],
+)
+def test_names_are_suggested_whatever_their_case_and_separators(name, hints, capsys):
+    assert main(["info", name]) == 2
+    err = capsys.readouterr().err
+    assert all(hint in err for hint in hints), err
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path):
+    command = [sys.executable, "-m", "preprocess", "list"]
+    reader = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()  # as `| head` does once it has read enough: here before the first line
+    err = reader.stderr.read().decode()
+    assert reader.wait() == 141 and err == ""
+
+
+def test_ctrl_c_stops_with_one_line_and_exit_130(tmp_path, demo):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(demo_values(demo, progress_interval=0)))
+    command = [sys.executable, "-m", "preprocess", "convert", "CT_RATE", "--config", str(config), "--workers", "2"]
+    job = subprocess.Popen([*command, "--results", str(tmp_path / "r")], cwd=tmp_path, start_new_session=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    seen = []
+    for line in job.stdout:
+        seen.append(line)
+        if line.startswith("progress "):
+            os.killpg(job.pid, signal.SIGINT)  # the terminal sends it to the whole group, workers included
+            break
+    out = "".join(seen) + job.stdout.read()
+    assert job.wait() == 130, out
+    assert INTERRUPTED in out and "Traceback" not in out and "KeyboardInterrupt" not in out
