@@ -14,7 +14,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
-validate(config, "preprocess/schemas/config.schema.yaml")
+# Checked here without filling in defaults: the config the summary records is the one the user wrote.
+validate(config, "preprocess/schemas/config.schema.yaml", set_default=False)
 
 
 include: "workflow/rules/common.smk"

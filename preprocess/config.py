@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import yaml
 
 from preprocess.errors import ConfigError
-from preprocess.registry import Registry, SafeLoader, check_schema, load_registry
-
-DEFAULTS = {
-    "subsets": "all",
-    "demo": None,
-    "source_variants": {},
-    "registry_overrides": None,
-    "verify_checksums": True,
-    "validate_decode": "quick",
-    "overwrite_existing": False,
-    "allow_download": False,
-    "on_bad_input": "fail",
-    "orientation": "reference",
-    "drr": {"mode": "reference"},
-    "shards": {},
-    "progress_interval": 10,
-}
+from preprocess.registry import Registry, SafeLoader, check_schema, load_registry, load_schema
 
 
 @dataclass(frozen=True)
@@ -62,35 +47,29 @@ class Settings:
         return load_registry(self.registry_overrides, self.source_variants)
 
 
+def defaults() -> dict:
+    """Each key's default, as the config schema declares it."""
+    properties = load_schema("config.schema.yaml")["properties"]
+    return {key: copy.deepcopy(spec["default"]) for key, spec in properties.items() if "default" in spec}
+
+
+# Settings fields that hold folders or files: resolved against the working directory.
+PATH_FIELDS = tuple(f.name for f in fields(Settings) if "Path" in str(f.type))
+
+
 def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
     """Fill defaults, check the schema, make relative paths relative to `base_dir` (default: the working
     directory, as Snakemake does: one rule for the CLI and the workflow)."""
-    merged = {**DEFAULTS, **{k: v for k, v in values.items() if v is not None or k not in DEFAULTS}}
-    given = merged.pop("_raw_root_given", True)
+    given = values.get("_raw_root_given", True)
+    chosen = {k: v for k, v in values.items() if k != "_raw_root_given"}
+    merged = {**defaults(), **{k: v for k, v in chosen.items() if v is not None or k not in defaults()}}
     check_schema(merged, "config.schema.yaml", "the configuration", error=ConfigError)
     base = base_dir or Path.cwd()
-
-    def resolve(path):
-        return None if path is None else (base / Path(path).expanduser()).resolve()
-
-    return Settings(
-        data_basedir=resolve(merged["data_basedir"]),
-        raw_root=resolve(merged["raw_root"]),
-        subsets=merged["subsets"],
-        demo=resolve(merged["demo"]),
-        source_variants={k: str(v) for k, v in merged["source_variants"].items()},
-        registry_overrides=resolve(merged["registry_overrides"]),
-        verify_checksums=merged["verify_checksums"],
-        validate_decode=merged["validate_decode"],
-        overwrite_existing=bool(merged["overwrite_existing"]),
-        allow_download=bool(merged["allow_download"]),
-        on_bad_input=merged["on_bad_input"],
-        orientation=merged["orientation"],
-        drr=dict(merged["drr"]),
-        shards=dict(merged["shards"]),
-        progress_interval=float(merged["progress_interval"]),
-        raw_root_given=bool(given),
-    )
+    for key in PATH_FIELDS:
+        if merged.get(key) is not None:
+            merged[key] = (base / Path(merged[key]).expanduser()).resolve()
+    names = [f.name for f in fields(Settings) if f.name != "raw_root_given"]
+    return Settings(**{name: merged[name] for name in names}, raw_root_given=bool(given))
 
 
 def read_config_file(path: str | Path) -> dict:

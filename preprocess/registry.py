@@ -180,13 +180,13 @@ class Registry:
 
 
 @functools.cache
-def _schema(name: str) -> dict:
+def load_schema(name: str) -> dict:
     return yaml.load((SCHEMA_DIR / name).read_text(encoding="utf-8"), Loader=SafeLoader)
 
 
 def check_schema(document: dict, schema_name: str, what: str, error=RegistryError) -> None:
     """Validate a document against one of the package's schemas; name the failing place."""
-    validator = jsonschema.Draft202012Validator(_schema(schema_name))
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         lines = [f"  at {'/'.join(map(str, p.absolute_path)) or '<top>'}: {p.message[:300]}" for p in problems[:10]]
