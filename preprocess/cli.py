@@ -217,7 +217,8 @@ def _check(args):
         _source(registry, name)
     source_ids = args.source or sorted({s for sub in registry.select(settings.subsets) for s in sub.source_ids})
     report_dir = Path(args.report_dir) if args.report_dir else None
-    return settings, registry, steps.check_sources(settings, registry, source_ids, args.results, report_dir)
+    checks = steps.Build(settings, registry, args.results).check(sources=source_ids, report_dir=report_dir)
+    return settings, registry, checks
 
 
 def cmd_check(args) -> int:
@@ -243,15 +244,12 @@ def cmd_convert(args) -> int:
     shard, shards = _parse_shard(args.shard)
     manifest = Path(args.manifest) if args.manifest else None
     registry = settings.registry()
-    steps.convert(
-        settings,
-        registry,
-        _subset(registry, args.subset).key,
-        args.conversion,
-        shard,
-        shards,
-        args.results,
-        manifest,
+    steps.Build(settings, registry, args.results).convert(
+        subset=_subset(registry, args.subset).key,
+        conversion=args.conversion,
+        shard=shard,
+        shards=shards,
+        manifest=manifest,
         workers=args.workers,
         progress_bar=True,  # drawn only when standard error is a terminal; plain lines otherwise
     )
@@ -366,7 +364,7 @@ def cmd_status(args) -> int:
     checks = None
     if settings.raw_root_given:
         source_ids = sorted(registry.sources)
-        checks = steps.check_sources(settings, registry, source_ids, args.results)
+        checks = steps.Build(settings, registry, args.results).check(sources=source_ids)
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks)}
     rows, counts = [], {}
     for subset in registry.subsets:
@@ -404,10 +402,10 @@ def cmd_status(args) -> int:
 
 def cmd_eval_config(args) -> int:
     """The evaluation's config files for the task files built under DATA_BASEDIR."""
-    from preprocess.evalconfig import write_eval_configs
+    from preprocess import steps
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
-    counts = write_eval_configs(settings.registry(), settings.data_basedir, Path(args.out))
+    counts = steps.Build(settings).eval_config(out=Path(args.out))
     for name, count in counts.items():
         print(f"{Path(args.out) / name}: {count} task files")
     if not any(counts.values()):

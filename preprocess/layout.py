@@ -6,6 +6,8 @@ from pathlib import Path
 
 from preprocess.registry import Source, Subset, Task
 
+RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
+
 
 def raw_dir(raw_root: Path, source: Source) -> Path:
     return raw_root / source.raw_dir

@@ -7,64 +7,56 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from preprocess import steps
+from preprocess import layout, steps
 from preprocess.cli import INTERRUPTED, interrupt_in_parent_only
 from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
 
 
-def _check_source(smk, settings, registry):
-    report = Path(smk.output[0])  # <results>/check/sources/<source>.json
-    steps.check_sources(settings, registry, [smk.wildcards.source], report.parents[2], report.parent)
+def _check_source(smk, build):
+    build.check(sources=[smk.wildcards.source], report_dir=Path(smk.output[0]).parent)
 
 
-def _plan(smk, settings, registry):
-    checks = steps.read_checks(smk.input)
-    steps.make_plan(
-        settings, registry, checks, Path(smk.output.plan), Path(smk.output.instructions), Path(smk.output.table)
+def _plan(smk, build):
+    out = smk.output
+    build.plan(
+        checks=steps.read_checks(smk.input),
+        plan_out=Path(out.plan),
+        instructions_out=Path(out.instructions),
+        table_out=Path(out.table),
     )
 
 
-def _convert(smk, settings, registry):
-    checks = steps.read_checks(smk.input.checks)
-    steps.convert(
-        settings,
-        registry,
-        f"{smk.wildcards.group}/{smk.wildcards.folder}",
-        smk.wildcards.conversion,
-        int(smk.wildcards.shard),
-        int(smk.wildcards.shards),
-        None,  # checks are given: no checksum cache needed
-        Path(smk.output[0]),
-        checks,
+def _convert(smk, build):
+    build.convert(
+        subset=f"{smk.wildcards.group}/{smk.wildcards.folder}",
+        conversion=smk.wildcards.conversion,
+        shard=int(smk.wildcards.shard),
+        shards=int(smk.wildcards.shards),
+        manifest=Path(smk.output[0]),
+        checks=steps.read_checks(smk.input.checks),
         workers=smk.threads,
     )
 
 
-def _validate_subset(smk, settings, registry):
-    steps.validate_to_report(
-        settings,
-        registry,
-        f"{smk.wildcards.group}/{smk.wildcards.folder}",
-        Path(smk.output[0]),
-        manifests=smk.input.manifests,
-    )
+def _validate_subset(smk, build):
+    subset = f"{smk.wildcards.group}/{smk.wildcards.folder}"
+    build.validate(subset=subset, report_out=Path(smk.output[0]), manifests=smk.input.manifests)
 
 
-def _validation_summary(smk, settings, registry):
-    steps.summarize(
-        Path(smk.input.plan),
-        smk.input.reports,
-        Path(smk.output.table),
-        Path(smk.output.json),
-        Path(smk.params.instructions),
-        settings.on_bad_input,
+def _validation_summary(smk, build):
+    build.summarize(
+        plan_file=Path(smk.input.plan),
+        report_files=smk.input.reports,
+        table_out=Path(smk.output.table),
+        json_out=Path(smk.output.json),
+        instructions=Path(smk.params.instructions),
         config=dict(smk.config),
         dashboard_out=Path(smk.output.dashboard),
     )
 
 
-def _validation_passed(smk, settings, registry):
+def _validation_passed(smk, build):
     """The run's last word: fail when a built task file has a path that does not resolve (the summary and
     the report's first page, written before, list them)."""
     summary = json.loads(Path(smk.input[0]).read_text(encoding="utf-8"))
@@ -83,14 +75,12 @@ def _validation_passed(smk, settings, registry):
     Path(smk.output[0]).write_text(text, encoding="utf-8")
 
 
-def _contact_sheet(smk, settings, registry):
-    steps.contact_sheet(settings, smk.input.manifests, Path(smk.output[0]))
+def _contact_sheet(smk, build):
+    build.contact_sheet(manifests=smk.input.manifests, out=Path(smk.output[0]))
 
 
-def _eval_config(smk, settings, registry):
-    from preprocess.evalconfig import write_eval_configs
-
-    counts = write_eval_configs(registry, settings.data_basedir, Path(smk.output[0]).parent)
+def _eval_config(smk, build):
+    counts = build.eval_config(out=Path(smk.output[0]).parent)
     print(", ".join(f"{name}: {count} task files" for name, count in counts.items()))
 
 
@@ -111,8 +101,7 @@ def run(smk) -> None:
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         interrupt_in_parent_only()
         try:
-            settings = settings_from_dict(dict(smk.config))
-            STEPS[smk.rule](smk, settings, settings.registry())
+            STEPS[smk.rule](smk, steps.Build(settings_from_dict(dict(smk.config)), results=layout.RESULTS))
         except PreprocessError as exc:
             print(f"error: {exc}", flush=True)
             print(f"error in rule {smk.rule}: {exc}", file=sys.__stderr__, flush=True)

@@ -1,4 +1,5 @@
-"""The pipeline's steps as functions: the Snakemake rules and the CLI both call these."""
+"""The pipeline's steps, as methods of one Build object (settings, registry, results folder): the Snakemake
+rules (preprocess/snakemake_entry.py) and the CLI both call them, with keyword arguments only."""
 
 from __future__ import annotations
 
@@ -15,13 +16,178 @@ from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, p
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
 
+VALIDATION_COLUMNS = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
 
-def check_sources(settings, registry, source_ids, results: Path, report_dir: Path | None = None):
-    checks = check_all(registry, settings, source_ids, results)
-    if report_dir is not None:
-        for source_id, check in checks.items():
-            atomic_write_json(report_dir / f"{source_id}.json", check.to_json())
-    return checks
+
+class Build:
+    def __init__(self, settings, registry=None, results: Path | None = None):
+        """`results` holds the checksum cache and the default manifest places (None: no cache, no manifest
+        unless one is named)."""
+        self.settings = settings
+        self.registry = registry if registry is not None else settings.registry()
+        self.results = results
+
+    def check(self, *, sources, report_dir: Path | None = None) -> dict[str, SourceCheck]:
+        """Check each raw download; write one JSON report per source into `report_dir` when given."""
+        checks = check_all(self.registry, self.settings, sources, self.results)
+        if report_dir is not None:
+            for source_id, check in checks.items():
+                atomic_write_json(report_dir / f"{source_id}.json", check.to_json())
+        return checks
+
+    def plan(self, *, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None):
+        """Decide what is built; print the check and plan tables; write instructions for what is missing."""
+        print(reports.check_table(self.registry, checks))
+        if table_out is not None:
+            _write_sources_table(self.registry, checks, Path(table_out))
+        plans = plan_subsets(self.registry, self.settings.subsets, checks)
+        print()
+        print(reports.plan_table(plans, checks, self.registry))
+        instructions = reports.instructions_text(self.registry, checks) or "Every checked source is present.\n"
+        atomic_write_text(instructions_out, instructions)
+        print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
+        atomic_write_json(plan_out, plan_to_json(plans))
+        return plans
+
+    def convert(
+        self,
+        *,
+        subset: str,
+        conversion: str | None = None,
+        shard: int = 0,
+        shards: int = 1,
+        manifest: Path | None = None,
+        checks: dict | None = None,
+        workers: int = 1,
+        progress_bar: bool = False,
+    ) -> list:
+        """Build one subset (or one conversion shard of it) after making sure its raw data is whole.
+
+        `checks` skips re-checking; `workers` processes share the work of one job; `progress_bar` draws a
+        bar on a terminal instead of writing progress lines. Returns the manifest rows."""
+        chosen = self.registry.subset(subset)
+        if chosen.is_text:
+            print(f"{chosen.key} is a text subset: nothing to convert")
+            return []
+        named = _conversions(chosen, conversion)
+        self._require_raw(chosen, named, checks)
+        written = []
+        for one in named:
+            target = manifest
+            if target is None and self.results is not None:
+                target = layout.shard_manifest(self.results, chosen, one.name, shard, shards)
+            ctx = ConversionContext(
+                self.registry, self.settings, chosen, one, shard, shards, workers=workers, progress_bar=progress_bar
+            )
+            written += run_conversion(ctx, kind_module(self.registry.kinds[one.kind]), target)
+        return written
+
+    def _require_raw(self, subset, named: list, checks: dict | None) -> None:
+        # A conversion that names its source (the MIMIC-CXR links of ChestImagrome) needs only that one.
+        needed = {s for c in named for s in ([c.params["source"]] if "source" in c.params else subset.source_ids)}
+        if checks is None:
+            checks = check_all(self.registry, self.settings, sorted(needed), self.results)
+        problems = subset_missing(self.registry, subset, checks, only=needed)
+        if problems:
+            instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
+            raise RawDataError(
+                explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
+            )
+
+    def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
+        """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""
+        chosen = self.registry.subset(subset)
+        found = validate.validate_subset(
+            self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
+            decode or self.settings.validate_decode,
+        )  # fmt: skip
+        print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
+        files = [{**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in found]
+        atomic_write_json(report_out, {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests)})
+        return found
+
+    def contact_sheet(self, *, manifests, out: Path, count: int = 16) -> None:
+        """A grid of `count` outputs sampled from the subset's manifests: the files it wrote, and the images
+        under the links it made (a symlink farm writes only links)."""
+        from preprocess.contact import contact_sheet as draw
+        from preprocess.contact import sample
+
+        rows = [row for manifest in manifests for row in read_manifest(manifest)]
+        links = [path for path, kind, _ in rows if kind == "symlink"]
+        paths = [path for path, kind, _ in rows if kind == "file"] + _linked_images(self.settings.data_basedir, links)
+        chosen = sample(paths, count)
+        why = "" if chosen else "no images: the manifests list no image file" + (" under their links" if links else "")
+        print(f"{len(chosen)} of {len(paths)} images on the sheet" + (f" ({why})" if why else ""))
+        atomic_write_bytes(out, draw(self.settings.data_basedir, chosen, empty_note=why))
+
+    def summarize(
+        self,
+        *,
+        plan_file: Path,
+        report_files,
+        table_out: Path,
+        json_out: Path,
+        instructions: Path,
+        config: dict | None = None,
+        dashboard_out: Path | None = None,
+    ) -> dict:
+        """One validation table over every built subset, and the build's front page (counts, what was not
+        built and why, every failing path). Never raises: a failed validation is written down first, and the
+        workflow's last rule (`validation_passed`) fails on it, so the report can always be built."""
+        plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        all_reports = read_reports(report_files)
+        bad_items = _skipped_once(report_files)
+        skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
+        text = _summary_text(all_reports, skipped, bad_items, instructions)
+        print(text)
+        atomic_write_text(table_out, text)
+        _write_validation_tables(all_reports, len(skipped), Path(table_out))
+        summary = {
+            "files": [r.row() for r in all_reports],
+            "not_built": skipped,
+            "skipped_items": bad_items,
+            "failed": [r.file for r in all_reports if not r.passed],
+            "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
+            "must_pass": self.settings.on_bad_input != "skip",
+            "front": reports.front_counts(plans, all_reports, bad_items),
+            "config": config or {},
+        }
+        atomic_write_json(json_out, summary)
+        if dashboard_out is not None:
+            reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
+        return summary
+
+    def eval_config(self, *, out: Path) -> dict[str, int]:
+        """The evaluation's config files for the task files built under DATA_BASEDIR."""
+        from preprocess.evalconfig import write_eval_configs
+
+        return write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
+
+
+def _conversions(subset, name: str | None) -> list:
+    named = [c for c in subset.conversions if name in (None, c.name)]
+    if not named:
+        names = ", ".join(c.name for c in subset.conversions)
+        raise PreprocessError(f"{subset.key} has no conversion {name!r} (it has: {names})")
+    return named
+
+
+def _write_sources_table(registry, checks: dict, table_out: Path) -> None:
+    headers = ["source", "status", "access", "problems", "instructions"]
+    rows = [
+        [
+            sid,
+            check.status,
+            registry.source(sid).access,
+            "; ".join(check.reasons[:3]),
+            f"python -m preprocess info {sid}",
+        ]
+        for sid, check in sorted(checks.items())
+    ]
+    atomic_write_text(table_out, "\n".join("\t".join(row) for row in [headers, *rows]) + "\n")
+    present = sum(1 for row in rows if row[1] == "present")
+    note = f"{present} of {len(rows)} raw downloads present. The last column prints what to download and where."
+    atomic_write_text(table_out.with_suffix(".html"), tables.html_page("Raw downloads", headers, rows, note))
 
 
 def read_checks(paths) -> dict[str, SourceCheck]:
@@ -32,132 +198,23 @@ def read_checks(paths) -> dict[str, SourceCheck]:
     return checks
 
 
-def make_plan(
-    settings, registry, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None
-) -> list[SubsetPlan]:
-    """Decide what is built; print the check and plan tables; write instructions for what is missing."""
-    print(reports.check_table(registry, checks))
-    if table_out is not None:
-        headers = ["source", "status", "access", "problems", "instructions"]
-        rows = [
-            [
-                source_id,
-                check.status,
-                registry.source(source_id).access,
-                "; ".join(check.reasons[:3]),
-                f"python -m preprocess info {source_id}",
-            ]
-            for source_id, check in sorted(checks.items())
-        ]
-        atomic_write_text(table_out, "\n".join("\t".join(row) for row in [headers, *rows]) + "\n")
-        present = sum(1 for row in rows if row[1] == "present")
-        note = f"{present} of {len(rows)} raw downloads present. The last column prints what to download and where."
-        page = tables.html_page("Raw downloads", headers, rows, note)
-        atomic_write_text(Path(table_out).with_suffix(".html"), page)
-    plans = plan_subsets(registry, settings.subsets, checks)
-    print()
-    print(reports.plan_table(plans, checks, registry))
-    instructions = reports.instructions_text(registry, checks) or "Every checked source is present.\n"
-    atomic_write_text(instructions_out, instructions)
-    print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
-    atomic_write_json(plan_out, plan_to_json(plans))
-    return plans
-
-
-def convert(
-    settings,
-    registry,
-    subset_name: str,
-    conversion_name: str | None,
-    shard: int,
-    shards: int,
-    results: Path | None,
-    manifest: Path | None = None,
-    checks: dict | None = None,
-    workers: int = 1,
-    progress_bar: bool = False,
-) -> list:
-    """Build one subset (or one conversion shard of it) after making sure its raw data is whole.
-
-    `results` holds the checksum cache and the default manifest place; `checks` skips re-checking;
-    `workers` processes share the work of one job; `progress_bar` draws a bar on a terminal instead of
-    writing progress lines.
-    """
-    subset = registry.subset(subset_name)
-    if subset.is_text:
-        print(f"{subset.key} is a text subset: nothing to convert")
-        return []
-    named = [c for c in subset.conversions if conversion_name in (None, c.name)]
-    if not named:
-        names = ", ".join(c.name for c in subset.conversions)
-        raise PreprocessError(f"{subset.key} has no conversion {conversion_name!r} (it has: {names})")
-    # A conversion that names its source (the MIMIC-CXR links of ChestImagrome) needs only that one.
-    needed = {s for c in named for s in ([c.params["source"]] if "source" in c.params else subset.source_ids)}
-    if checks is None:
-        checks = check_all(registry, settings, sorted(needed), results)
-    problems = subset_missing(registry, subset, checks, only=needed)
-    if problems:
-        instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
-        raise RawDataError(
-            explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
-        )
-    written = []
-    for conversion in named:
-        target = manifest
-        if target is None and results is not None:
-            target = layout.shard_manifest(results, subset, conversion.name, shard, shards)
-        ctx = ConversionContext(
-            registry, settings, subset, conversion, shard, shards, workers=workers, progress_bar=progress_bar
-        )
-        written += run_conversion(ctx, kind_module(registry.kinds[conversion.kind]), target)
-    return written
-
-
 def skipped_items(manifests) -> list[dict]:
     """The items a conversion left out under on_bad_input: skip (manifest rows of kind 'problem')."""
     rows = [row for manifest in manifests for row in read_manifest(manifest)]
     return [{"item": item, "problem": detail} for item, kind, detail in rows if kind == "problem"]
 
 
-def validate_to_report(settings, registry, subset_name: str, report_out: Path, decode: str | None = None, manifests=()):
-    subset = registry.subset(subset_name)
-    subset_reports = validate.validate_subset(
-        registry, subset, settings.data_basedir, settings.raw_root, decode or settings.validate_decode
-    )
-    print(reports.validation_table(subset_reports) if subset_reports else f"{subset.key}: no task files")
-    atomic_write_json(
-        report_out,
-        {
-            "subset": subset.key,
-            "files": [
-                {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in subset_reports
-            ],
-            "skipped_items": skipped_items(manifests),
-        },
-    )
-    return subset_reports
+def _linked_images(data_basedir: Path, links: list[str]) -> list[str]:
+    """The images under the links, each once: one reached by two links (files/p10/x, p10/x) by the shorter."""
+    from preprocess.contact import images_under_link
 
-
-def contact_sheet(settings, manifests, out: Path, count: int = 16) -> None:
-    """A grid of `count` outputs sampled from the subset's manifests: the files it wrote, and the images
-    under the links it made (a symlink farm writes only links)."""
-    from preprocess.contact import contact_sheet as draw
-    from preprocess.contact import images_under_link, sample
-
-    rows = [row for manifest in manifests for row in read_manifest(manifest)]
-    paths = [path for path, kind, _ in rows if kind == "file"]
-    links = [path for path, kind, _ in rows if kind == "symlink"]
-    shortest: dict[Path, str] = {}  # one image reached by two links (files/p10/x and p10/x): the shorter path
+    shortest: dict[Path, str] = {}
     for link in links:
-        for path in images_under_link(settings.data_basedir, link):
-            target = (settings.data_basedir / path).resolve()
+        for path in images_under_link(data_basedir, link):
+            target = (data_basedir / path).resolve()
             if target not in shortest or (path.count("/"), path) < (shortest[target].count("/"), shortest[target]):
                 shortest[target] = path
-    paths += shortest.values()
-    chosen = sample(paths, count)
-    why = "" if chosen else "no images: the manifests list no image file" + (" under their links" if links else "")
-    print(f"{len(chosen)} of {len(paths)} images on the sheet" + (f" ({why})" if why else ""))
-    atomic_write_bytes(out, draw(settings.data_basedir, chosen, empty_note=why))
+    return list(shortest.values())
 
 
 def read_reports(paths) -> list[JsonReport]:
@@ -170,28 +227,17 @@ def read_reports(paths) -> list[JsonReport]:
     return found
 
 
-def summarize(
-    plan_file: Path,
-    report_files,
-    table_out: Path,
-    json_out: Path,
-    instructions: Path,
-    on_bad_input: str = "fail",
-    config: dict | None = None,
-    dashboard_out: Path | None = None,
-) -> dict:
-    """One validation table over every built subset, and the build's front page (counts, what was not built
-    and why, every failing path). Never raises: a failed validation is written down first, and the workflow's
-    last rule (`validation_passed`) fails on it, so the report can always be built."""
-    plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
-    all_reports = read_reports(report_files)
-    by_item: dict[str, list[str]] = {}  # one raw item can be skipped by several conversions (CT slices, DRR)
+def _skipped_once(report_files) -> list[dict]:
+    """Bad raw items, each once with the number of conversions that left it out (CT slices and DRR)."""
+    by_item: dict[str, list[str]] = {}
     for path in report_files:
         for entry in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", []):
             by_item.setdefault(entry["item"], []).append(entry["problem"])
-    bad_items = [{"item": item, "problem": problems[0], "times": len(problems)} for item, problems in by_item.items()]
-    skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
-    failed = [r.file for r in all_reports if not r.passed]
+    return [{"item": item, "problem": problems[0], "times": len(problems)} for item, problems in by_item.items()]
+
+
+def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instructions) -> str:
+    failed = [r for r in all_reports if not r.passed]
     text = "Validation of every task file of the built subsets\n\n" + reports.validation_table(all_reports)
     failures = reports.failures_text(all_reports)
     if failures:
@@ -204,30 +250,15 @@ def summarize(
     if bad_items:
         text += f"\n\n{len(bad_items)} bad raw items skipped (on_bad_input: skip):\n"
         text += "\n".join(f"  {item['item']}: {item['problem'][:200]}" for item in bad_items)
-    text += f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
-    print(text)
-    atomic_write_text(table_out, text)
-    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
-    rows = [[r.file] + [str(getattr(r, c)) for c in columns] for r in all_reports]
+    return text + f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
+
+
+def _write_validation_tables(all_reports, not_built: int, table_out: Path) -> None:
+    rows = [[r.file] + [str(getattr(r, c)) for c in VALIDATION_COLUMNS] for r in all_reports]
+    header = ["task file", *VALIDATION_COLUMNS]
+    atomic_write_text(table_out.with_suffix(".tsv"), "\n".join("\t".join(row) for row in [header, *rows]) + "\n")
+    resolved = sum(r.passed for r in all_reports)
+    note = f"{resolved} of {len(all_reports)} task files resolve every path; {not_built} subsets not built."
     atomic_write_text(
-        Path(table_out).with_suffix(".tsv"),
-        "\n".join("\t".join(row) for row in [["task file", *columns], *rows]) + "\n",
+        table_out.with_suffix(".html"), tables.html_page("Validation of every task file", header, rows, note)
     )
-    resolved = len(all_reports) - len(failed)
-    note = f"{resolved} of {len(all_reports)} task files resolve every path; {len(skipped)} subsets not built."
-    page = tables.html_page("Validation of every task file", ["task file", *columns], rows, note)
-    atomic_write_text(Path(table_out).with_suffix(".html"), page)
-    summary = {
-        "files": [r.row() for r in all_reports],
-        "not_built": skipped,
-        "skipped_items": bad_items,
-        "failed": failed,
-        "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
-        "must_pass": on_bad_input != "skip",
-    }
-    summary["front"] = reports.front_counts(plans, all_reports, bad_items)
-    summary["config"] = config or {}
-    atomic_write_json(json_out, summary)
-    if dashboard_out is not None:
-        reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
-    return summary

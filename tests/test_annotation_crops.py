@@ -91,7 +91,7 @@ def _cut(image: np.ndarray, box) -> np.ndarray:
 
 
 def _convert(settings, subset, conversion=None):
-    return steps.convert(settings, settings.registry(), subset, conversion, 0, 1, None)
+    return steps.Build(settings).convert(subset=subset, conversion=conversion)
 
 
 def _files(folder: Path) -> list[str]:
@@ -340,4 +340,4 @@ def test_a_template_field_the_recipe_lacks_is_named(settings, demo):
     subset = registry.subset("VindrCXR")
     subset.conversions[0].params["crop"] = "crop/{image_id}_{label}.png"
     with pytest.raises(PreprocessError, match=r"param crop .* uses a field this recipe does not fill"):
-        steps.convert(settings, registry, "VindrCXR", None, 0, 1, None)
+        steps.Build(settings, registry).convert(subset="VindrCXR")

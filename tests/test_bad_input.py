@@ -314,10 +314,10 @@ def test_release_file_with_other_bytes_is_kept_or_replaced_with_a_report(demo, c
     target.write_bytes(b"the release's own bytes")
     settings = demo_settings(demo)
     with pytest.raises(OutputConflictError, match=r"ISIC_0034321.jpg already exists with other content"):
-        steps.convert(settings, settings.registry(), "ISIC-2019", None, 0, 1, None)
+        steps.Build(settings).convert(subset="ISIC-2019")
     assert target.read_bytes() == b"the release's own bytes"
     settings = demo_settings(demo, overwrite_existing=True)
-    steps.convert(settings, settings.registry(), "ISIC-2019", None, 0, 1, None)
+    steps.Build(settings).convert(subset="ISIC-2019")
     assert target.read_bytes() != b"the release's own bytes"
     assert f"replacing {target}: it held other content (overwrite_existing: true)" in capsys.readouterr().out
 
@@ -331,7 +331,7 @@ def test_a_second_writer_of_the_same_shard_is_refused(demo):
     with open(lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # another run holds it
         with pytest.raises(Exception, match=r"another run is building 2D_Task/APTOS/image_folder"):
-            steps.convert(settings, settings.registry(), "APTOS", None, 0, 1, None)
+            steps.Build(settings).convert(subset="APTOS")
 
 
 def _snakemake(workdir: Path, *args: str, wrapper: list[str] | None = None) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ from preprocess.errors import OutputConflictError, RawDataError
 
 
 def _convert(settings, subset, results=None):
-    return steps.convert(settings, settings.registry(), subset, None, 0, 1, results)
+    return steps.Build(settings, results=results).convert(subset=subset)
 
 
 def test_image_folder_links_every_file_with_its_name(settings, demo, tmp_path):
@@ -86,9 +86,9 @@ def test_duplicate_names_in_raw_are_refused(settings, demo):
 
 def test_sharding_splits_items_deterministically(settings, demo, tmp_path):
     registry = settings.registry()
-    first = steps.convert(settings, registry, "Kvasir", None, 0, 3, tmp_path)
-    second = steps.convert(settings, registry, "Kvasir", None, 1, 3, tmp_path)
-    third = steps.convert(settings, registry, "Kvasir", None, 2, 3, tmp_path)
+    first = steps.Build(settings, registry, results=tmp_path).convert(subset="Kvasir", shards=3)
+    second = steps.Build(settings, registry, results=tmp_path).convert(subset="Kvasir", shard=1, shards=3)
+    third = steps.Build(settings, registry, results=tmp_path).convert(subset="Kvasir", shard=2, shards=3)
     names = [row[0] for part in (first, second, third) for row in part]
     assert len(names) == len(set(names)) == 8
     assert [len(first), len(second), len(third)] == [3, 3, 2]

@@ -25,7 +25,7 @@ from preprocess.validate import validate_subset
 
 
 def _convert(settings, subset, conversion=None, registry=None):
-    return steps.convert(settings, registry or settings.registry(), subset, conversion, 0, 1, None)
+    return steps.Build(settings, registry or settings.registry()).convert(subset=subset, conversion=conversion)
 
 
 def _pixels(path_or_bytes) -> tuple[str, np.ndarray]:
@@ -272,7 +272,7 @@ from preprocess.config import settings_from_dict
 from preprocess import steps
 settings = settings_from_dict({"raw_root": sys.argv[1], "data_basedir": sys.argv[2], "subsets": "all",
                                "registry_overrides": sys.argv[3], "verify_checksums": False})
-written = steps.convert(settings, settings.registry(), "PathVQA", None, 0, 1, None)
+written = steps.Build(settings).convert(subset="PathVQA")
 # VmHWM is this program's own peak: ru_maxrss would also count the pytest process it was forked from
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(len(written), peak)

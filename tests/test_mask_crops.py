@@ -46,7 +46,7 @@ def _rgb_of_file(path) -> np.ndarray:
 
 
 def _convert(settings, subset, conversion=None):
-    return steps.convert(settings, settings.registry(), subset, conversion, 0, 1, None)
+    return steps.Build(settings).convert(subset=subset, conversion=conversion)
 
 
 def _files(root) -> list[str]:

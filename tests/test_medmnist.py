@@ -190,7 +190,7 @@ def _labels(registry, flag):
 
 
 def _build(settings, subset, workers=1, results=None):
-    return steps.convert(settings, settings.registry(), subset, None, 0, 1, results, workers=workers)
+    return steps.Build(settings, results=results).convert(subset=subset, workers=workers)
 
 
 # The class folder names of the benchmark's script (Image_Classification/MNIST/unzip_MNIST.py), written out.

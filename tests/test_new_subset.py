@@ -71,7 +71,7 @@ def test_a_new_image_folder_subset_builds_validates_and_reaches_the_eval_config(
     settings = settings_from_dict({"raw_root": str(raw), "data_basedir": str(base), "subsets": ["FakeDerm"]})
     registry = settings.registry()
     assert len(registry.subsets) == 57
-    written = steps.convert(settings, registry, "FakeDerm", None, 0, 1, tmp_path / "results")
+    written = steps.Build(settings, registry, results=tmp_path / "results").convert(subset="FakeDerm")
     assert sorted(row[0] for row in written) == [
         "2D_Images/FakeDerm/test/melanoma/m7.png",
         "2D_Images/FakeDerm/test/nevus/n1.png",

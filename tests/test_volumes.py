@@ -133,7 +133,7 @@ def _check_series(folder: Path, expected: list[np.ndarray]):
 
 
 def _convert(settings, subset):
-    return steps.convert(settings, settings.registry(), subset, None, 0, 1, None)
+    return steps.Build(settings).convert(subset=subset)
 
 
 def test_ct_rate_window_and_names(settings, demo):
@@ -266,8 +266,8 @@ def test_mmdental_canonical_views_and_stretched_window(settings, demo, capsys):
 
 def test_two_workers_write_the_same_slices(demo, tmp_path):
     settings = demo_settings(demo)
-    one = steps.convert(settings, settings.registry(), "SynthRAD", None, 0, 1, None, workers=1)
-    two = steps.convert(settings, settings.registry(), "SynthRAD", None, 0, 1, None, workers=2)
+    one = steps.Build(settings).convert(subset="SynthRAD", workers=1)
+    two = steps.Build(settings).convert(subset="SynthRAD", workers=2)
     assert one == two
 
 
