@@ -19,6 +19,7 @@ $(VENV)/.reference: tests/requirements-reference.txt $(BIN)/snakemake
 	touch $@
 
 demo: $(BIN)/snakemake
+	$(BIN)/python -m preprocess demo demo
 	$(BIN)/snakemake --cores $(CORES)
 
 test: $(BIN)/snakemake $(VENV)/.reference
@@ -38,6 +39,7 @@ screenshots: $(BIN)/snakemake chromium
 	$(BIN)/python docs/screenshots.py
 
 lint: $(BIN)/snakemake
+	$(BIN)/python -m preprocess demo demo
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/ruff check .

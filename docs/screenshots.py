@@ -104,6 +104,7 @@ def main() -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         raise SystemExit("chromium not found: install Debian's package (apt-get install chromium)")
+    subprocess.run([sys.executable, "-m", "preprocess", "demo", "demo"], cwd=args.workdir, check=True)
     snakemake(args.workdir, "--cores", "2")  # nothing to do when the demo is built
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="medheb-shots-") as scratch:

@@ -46,10 +46,10 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
         data_basedir=getattr(args, "data_basedir", None),
         raw_root=getattr(args, "raw_root", None),
     )
-    if settings.demo is not None:  # the shipped config builds the demo: generate it when absent, as the workflow
-        from preprocess.demo import write_demo
+    if settings.demo is not None:  # the shipped config builds the demo: it must have been written
+        from preprocess.demo import require_demo
 
-        write_demo(settings.demo)
+        require_demo(settings.demo)
     if settings.raw_root_given and raw_must_exist:
         require_directory(settings.raw_root, "raw root")
     if basedir is not None:

@@ -52,3 +52,9 @@ def demo_config_file(demo: Path, path: Path, **overrides) -> Path:
 @pytest.fixture
 def settings(demo):
     return demo_settings(demo)
+
+
+@pytest.fixture
+def outside_checkout(tmp_path, monkeypatch):
+    """Run in a folder without the checkout's config.yaml (which builds the demo), as a user's own would."""
+    monkeypatch.chdir(tmp_path)

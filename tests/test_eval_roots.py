@@ -20,6 +20,8 @@ from preprocess.validate import validate_subset
 ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
 PNG = encode(pattern(3), "PNG")
 
+pytestmark = pytest.mark.usefixtures("outside_checkout")
+
 
 def _reference_roots() -> dict[str, str]:
     rows = [line.split("\t") for line in ROOTS_FILE.read_text().splitlines() if not line.startswith("#")]

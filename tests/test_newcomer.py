@@ -157,7 +157,7 @@ def test_an_unwritable_basedir_is_named(tmp_path, demo):
     assert done.returncode == 2 and f"DATA_BASEDIR {target} is not writable" in done.stderr, done.stderr
 
 
-def test_version_and_status_json(tmp_path, demo, capsys):
+def test_version_and_status_json(tmp_path, demo, capsys, outside_checkout):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and re.fullmatch(r"medheb-preprocess \d+\.\d+\.\d+\n", capsys.readouterr().out)

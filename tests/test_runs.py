@@ -106,6 +106,7 @@ def _full_inventory(raw: Path, overrides: Path) -> int:
 def test_full_scale_plan_stays_in_the_hundreds_of_jobs(tmp_path, demo_template):
     raw = tmp_path / "raw"
     made = _full_inventory(raw, tmp_path / "overrides.yaml")
+    (tmp_path / "data").mkdir()  # the release folder a user points data_basedir at
     workdir = _workdir(
         tmp_path / "w",
         demo_template,

@@ -17,6 +17,8 @@ from preprocess.validate import PathChecker, validate_file, validate_subset
 PNG = encode(pattern(1), "PNG")
 JPEG = encode(pattern(2), "JPEG")
 
+pytestmark = pytest.mark.usefixtures("outside_checkout")
+
 
 @pytest.fixture
 def tree(tmp_path) -> Path:

@@ -76,10 +76,15 @@ def test_naming_a_subset_whose_raw_is_missing_stops_with_instructions(workdir):
     assert "How to get usdata" in done.stderr
 
 
-def test_lint_is_clean():
-    done = subprocess.run(
-        [*SNAKEMAKE, "--lint", "-s", str(REPO / "Snakefile"), "--directory", str(REPO)], capture_output=True, text=True
+def test_lint_is_clean(tmp_path):
+    for folder in ("raw", "data"):  # a config of the user's kind: real folders, no demo
+        (tmp_path / folder).mkdir()
+    config = tmp_path / "user.yaml"
+    config.write_text(
+        json.dumps({"raw_root": str(tmp_path / "raw"), "data_basedir": str(tmp_path / "data"), "subsets": "all"})
     )
+    command = [*SNAKEMAKE, "--lint", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
+    done = subprocess.run([*command, "--configfile", str(config)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Lints for" not in done.stdout + done.stderr
 

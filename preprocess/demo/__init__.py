@@ -33,6 +33,16 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def require_demo(directory: Path) -> None:
+    """Stop with what to run when the config builds the demo but its folder is absent or of another version."""
+    marker = Path(directory) / MARKER
+    if not marker.exists() or marker.read_text(encoding="utf-8").split()[-1] != fingerprint():
+        raise PreprocessError(
+            f"the demo in {directory} is not written yet (or was written by another version): run "
+            f"`python -m preprocess demo {directory}` first (`make demo` does both), or set demo: null for real data"
+        )
+
+
 def write_demo(directory: Path, force: bool = False) -> Path:
     """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically; an
     existing demo folder of this version is kept as it is."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from preprocess import layout, validate
 from preprocess.config import require_directory, settings_from_dict
-from preprocess.demo import write_demo
+from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
 from preprocess.rawcheck import fingerprint
 from preprocess.registry import GROUPS
@@ -14,9 +14,11 @@ from snakemake.exceptions import WorkflowError
 
 RESULTS = Path("results")
 SETTINGS = settings_from_dict(config)
-if SETTINGS.demo is not None:
-    write_demo(SETTINGS.demo)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
+    if (
+        SETTINGS.demo is not None
+    ):  # written by `python -m preprocess demo` (make demo), not here
+        require_demo(SETTINGS.demo)
     require_directory(SETTINGS.raw_root, "raw root")
     require_directory(SETTINGS.data_basedir, "DATA_BASEDIR", writable=True)
 except PreprocessError as exc:
