@@ -1,30 +1,40 @@
-"""3D volumes to folders of 8-bit PNG slices (CT-RATE, RadGenome, CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet,
-MMDental).
+"""3D volumes to 8-bit PNGs: a slice series and/or an X-ray projection (DRR) per volume (CT-RATE, RadGenome,
+CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet, MMDental).
+
+Every output of a volume comes from one read of it (one inflate, one voxel array), in the job of its shard.
 
 params:
-  dataset    recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
-  folder     series folder under the subset folder: a template of the recipe's fields, or role -> template
-  name       slice file name template: {k}, {index}, {view}
-  sequence   CirrMRI600 only: T1 or T2
-  cases_file BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
-The orientation mode comes from the config (`orientation: reference` by default, or `canonical`).
+  dataset            recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
+  folder             slice series folder under the subset folder: a template of the recipe's fields, or
+                     role -> template
+  name               slice file name template: {k}, {index}, {view}
+  drr_folder         DRR folder under the subset folder: a template of the recipe's fields
+  drr_name           file name of a reference-mode DRR (the recipe's fields)
+  drr_physical_name  file name of a physical-mode DRR: {view} (ap, pa, lateral) and the recipe's fields; its JSON
+                     sidecar takes the same name with the suffix .json
+  sequence           CirrMRI600 only: T1 or T2
+  cases_file         BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
+A series needs folder and name, a DRR drr_folder, drr_name and drr_physical_name; a subset asks for either or
+both. The config chooses the modes: `orientation: reference` (default) or `canonical` for the slices,
+`drr: {mode: reference}` (default, the benchmark's rule) or `mode: physical` with the fields of
+preprocess.volumes.drr.DrrParams (view, geometry, sod, sid, ...).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import PurePosixPath
+
 from preprocess.convert.base import for_each_item, write_output
 from preprocess.errors import RawDataError
 from preprocess.pngio import encode_png
-from preprocess.volumes.recipes import DATASETS, resolve
+from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
+from preprocess.volumes.recipes import DATASETS, fill, resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 
 def plan(ctx):
-    return discover(ctx, ctx.params["folder"])
-
-
-def discover(ctx, folder):
-    """The recipe's cases under the source's raw folder, each with its output folder from `folder`."""
+    """The recipe's cases under the source's raw folder, each with its series folder (else its DRR folder)."""
     dataset = ctx.params["dataset"]
     if dataset not in DATASETS:
         raise RawDataError(f"{ctx.subset.key}: no slicing recipe {dataset!r} (known: {', '.join(DATASETS)})")
@@ -34,20 +44,48 @@ def discover(ctx, folder):
         raise RawDataError(
             f"{ctx.subset.key}: no volumes found under {raw}; check the layout with `python -m preprocess check`"
         )
+    folder = ctx.params["folder"] if "folder" in ctx.params else ctx.params["drr_folder"]
     return resolve(cases, folder, f"{ctx.subset.key}/{ctx.conversion.name}")
 
 
 def build(ctx, items) -> None:
-    for_each_item(ctx, items, _slice_case)
+    for_each_item(ctx, items, _convert_case)
 
 
-def _slice_case(ctx, case) -> list[tuple[str, str, str]]:
+def _convert_case(ctx, case) -> list[tuple[str, str, str]]:
     volume = read_for(case.profile, case.source)
+    rows = _series(ctx, case, volume) if "folder" in ctx.params else []
+    if "drr_folder" in ctx.params:
+        rows += _drr(ctx, case, volume)
+    return rows
+
+
+def _series(ctx, case, volume) -> list[tuple[str, str, str]]:
     mode = ctx.settings.orientation_for(ctx.subset.key)
     slicer = canonical_slices if mode == "canonical" else reference_slices
     folder = ctx.subset_dir / case.out_dir
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
+    slices = slicer(volume, case.profile, ctx.params["name"])
+    return [_write(ctx, folder / name, encode_png(image)) for name, image in slices]
+
+
+def _drr(ctx, case, volume) -> list[tuple[str, str, str]]:
+    where = f"{ctx.subset.key}/{ctx.conversion.name}"
+    folder = ctx.subset_dir / fill(ctx.params["drr_folder"], case.fields, where)
+    options = dict(ctx.settings.drr)
+    if options.pop("mode", "reference") == "reference":
+        name = fill(ctx.params["drr_name"], case.fields, where)
+        return [_write(ctx, folder / name, encode_png(reference_drr(volume)))]
+    params = DrrParams(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    image, sidecar = physical_drr(volume, params)
+    fields = {**case.fields, "view": params.view.lower()}
+    name = PurePosixPath(fill(ctx.params["drr_physical_name"], fields, where))
+    sidecar["source"] = str(case.source)
+    text = json.dumps(sidecar, indent=2, sort_keys=True) + "\n"
     return [
-        write_output(folder / name, encode_png(image), data_basedir, overwrite)
-        for name, image in slicer(volume, case.profile, ctx.params["name"])
+        _write(ctx, folder / name, encode_png(image)),
+        _write(ctx, folder / name.with_suffix(".json"), text.encode()),
     ]
+
+
+def _write(ctx, path, data: bytes) -> tuple[str, str, str]:
+    return write_output(path, data, ctx.settings.data_basedir, ctx.settings.overwrite_existing)
