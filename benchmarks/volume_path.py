@@ -10,7 +10,8 @@ Commands, each a whole process (start-up included), interleaved over the repeats
                     a float32 whole volume and OpenCV morphology, Pillow's default PNG; one process, core 0
   pipeline          `python -m preprocess convert 3D_Task/CT_RATE` with 1 worker (core 0) and 2 (cores 0,1)
   floor             one ISA-L inflate of each file into memory (core 0)
-Peak RSS is each command's ru_maxrss (os.wait4: the process and the workers it waited for).
+Peak RSS is each command's ru_maxrss (os.wait4: the process and the workers it waited for); CPU seconds are
+its user + system time (with its workers), which other processes on a busy machine disturb less than wall time.
 
     python benchmarks/volume_path.py [--volumes 4] [--repeats 3] [--out benchmarks/out/volume_path]
 """
@@ -144,8 +145,9 @@ def make_raw(root: Path, count: int) -> list[Path]:
     return paths
 
 
-def run(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one whole process, after writing back earlier runs' files."""
+def run(command: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one whole process, after writing back earlier runs'
+    files."""
     os.sync()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -156,7 +158,7 @@ def run(command: list[str]) -> tuple[float, float]:
     process.stderr.close()
     if process.returncode:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{error}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -184,20 +186,26 @@ def main() -> None:
         "floor: one ISA-L inflate per file, 1 core": lambda out: pinned([sys.executable, "-c", FLOOR, *paths], "0"),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     peaks: dict[str, list[float]] = {name: [] for name in runs}
+    loads = [os.getloadavg()[0]]
     with fresh_folders(args.out / "outputs") as folders:
         run(runs["pipeline, 1 worker, 1 core"](next(folders)))  # untimed: the raw check's MD5s get cached
         for repeat in range(args.repeats):
             outs = {}
             for name, command in runs.items():
                 outs[name] = next(folders)
-                wall, peak = run(command(outs[name]))
+                wall, busy, peak = run(command(outs[name]))
                 seconds[name].append(wall / args.volumes)
+                cpu[name].append(busy / args.volumes)
                 peaks[name].append(peak)
-                print(f"{repeat + 1}: {name}: {wall / args.volumes:.2f} s/volume, {peak:.0f} MB", file=sys.stderr)
+                loads.append(os.getloadavg()[0])
+                line = f"{wall / args.volumes:.2f} s/volume, CPU {busy / args.volumes:.2f} s/volume, {peak:.0f} MiB"
+                print(f"{repeat + 1}: {name}: {line}, load {loads[-1]:.1f}", file=sys.stderr)
         authors, *pipelines = list(outs.values())[:3]
         checked = [same_pixels(authors, out / "DATA" / "3D_Images" / "CT_RATE") for out in pipelines]
-    report(seconds, peaks, args.volumes)
+    report(seconds, cpu, peaks, args.volumes)
+    print(f"- load average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
     print(f"- outputs: {checked[0]} PNGs, each with the authors' recipe's pixels (1 and 2 workers)")
 
 
@@ -215,20 +223,26 @@ def same_pixels(authors: Path, ours: Path) -> int:
     return len(names)
 
 
-def report(seconds: dict, peaks: dict, volumes: int) -> None:
-    authors, one, two, floor = (statistics.median(values) for values in seconds.values())
+def report(seconds: dict, cpu: dict, peaks: dict, volumes: int) -> None:
     voxel_mb = np.prod(SHAPE) * 2 / 2**20
-    print(f"| {volumes} volumes 512x512x300 int16, gzip 6 | s/volume (median) | min-max | peak RSS MB (max) |")
-    print("|---|---:|---:|---:|")
+    title = f"{volumes} volumes 512x512x300 int16, gzip 6"
+    print(f"| {title} | s/volume (median) | min-max | CPU s/volume (median) | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|")
     for name, values in seconds.items():
         spread = f"{min(values):.2f}-{max(values):.2f}"
-        print(f"| {name} | {statistics.median(values):.2f} | {spread} | {max(peaks[name]):.0f} |")
+        busy = statistics.median(cpu[name])
+        print(f"| {name} | {statistics.median(values):.2f} | {spread} | {busy:.2f} | {max(peaks[name]):.0f} |")
     print()
-    print(f"- pipeline (1 worker) vs the authors' recipe: {authors / one:.2f}x faster")
-    print(f"- pipeline (1 worker) vs the inflate floor: {one / floor:.2f}x the floor")
-    print(f"- 2 workers vs 1 worker: {one / two:.2f}x")
-    peak = max(peaks["pipeline, 1 worker, 1 core"]) / voxel_mb
-    print(f"- peak RSS of the 1-worker process: {peak:.2f}x one volume's voxel bytes")
+    for label, values in (("median", statistics.median), ("best", min)):
+        authors, one, two, floor = (values(v) for v in seconds.values())
+        print(
+            f"- wall, {label}: {authors / one:.2f}x faster than the authors' recipe, {one / floor:.2f}x the "
+            f"inflate floor, 2 workers {one / two:.2f}x one worker"
+        )
+    authors, one, _, floor = (statistics.median(v) for v in cpu.values())
+    print(f"- CPU, median: {authors / one:.2f}x less than the authors' recipe, {one / floor:.2f}x the inflate floor")
+    one, two = (max(peaks[f"pipeline, {n}"]) / voxel_mb for n in ("1 worker, 1 core", "2 workers, 2 cores"))
+    print(f"- peak RSS, in one volume's voxel bytes: the 1-worker process {one:.2f}x, any process of the 2-worker run {two:.2f}x")
 
 
 if __name__ == "__main__":
