@@ -242,7 +242,7 @@ def report(seconds: dict, cpu: dict, peaks: dict, volumes: int) -> None:
     authors, one, _, floor = (statistics.median(v) for v in cpu.values())
     print(f"- CPU, median: {authors / one:.2f}x less than the authors' recipe, {one / floor:.2f}x the inflate floor")
     one, two = (max(peaks[f"pipeline, {n}"]) / voxel_mb for n in ("1 worker, 1 core", "2 workers, 2 cores"))
-    print(f"- peak RSS, in one volume's voxel bytes: the 1-worker process {one:.2f}x, any process of the 2-worker run {two:.2f}x")
+    print(f"- peak RSS in one volume's voxel bytes: 1-worker process {one:.2f}x, 2-worker run (any process) {two:.2f}x")
 
 
 if __name__ == "__main__":
