@@ -1,6 +1,6 @@
 """Time the ways of reading one 512x512x300 int16 .nii.gz (gzip level 6) into memory; medians of 5 reads.
 
-python benchmarks/volume_readers.py [--volume PATH]   (default: the first volume volume_slicing.py made)
+python benchmarks/volume_readers.py [--volume PATH]   (default: the first volume volume_path.py made)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def readers(path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    default = REPO / "benchmarks" / "out" / "volumes" / "raw" / "CT-RATE" / "dataset" / "valid_fixed"
+    default = REPO / "benchmarks" / "out" / "volume_path" / "4-volumes" / "raw" / "CT-RATE" / "dataset" / "valid_fixed"
     parser.add_argument("--volume", type=Path, default=next(iter(sorted(default.glob("*/*/*.nii.gz"))), None))
     args = parser.parse_args()
     sitk.ProcessObject.SetGlobalDefaultNumberOfThreads(1)

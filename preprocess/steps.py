@@ -228,7 +228,7 @@ def read_reports(paths) -> list[JsonReport]:
 
 
 def _skipped_once(report_files) -> list[dict]:
-    """Bad raw items, each once with the number of conversions that left it out (CT slices and DRR)."""
+    """Bad raw items, each once with the number of conversions that left it out (two subsets may share one)."""
     by_item: dict[str, list[str]] = {}
     for path in report_files:
         for entry in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", []):

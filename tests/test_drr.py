@@ -49,7 +49,7 @@ def reference_rule(path) -> np.ndarray:
 
 
 def test_reference_mode_matches_the_rule_pixel_for_pixel(settings, demo):
-    steps.Build(settings).convert(subset="CT_RATE", conversion="drr")
+    steps.Build(settings).convert(subset="CT_RATE", conversion="volumes")
     root = demo / "DATA_BASEDIR" / "3D_Images" / "CT_RATE" / "valid_fixed_drr"
     raw = demo / "raw" / "CT-RATE" / "dataset" / "valid_fixed"
     assert sorted(p.name for p in root.iterdir()) == ["valid_1_a", "valid_2_a", "valid_2_b"]
@@ -150,7 +150,7 @@ def test_physical_mode_writes_a_sidecar(demo, tmp_path):
         "drr": {"mode": "physical", "view": "PA", "bone_threshold": 300, "bone_multiplier": 2.0},
     }
     settings = settings_from_dict(values)
-    steps.Build(settings).convert(subset="CT_RATE", conversion="drr")
+    steps.Build(settings).convert(subset="CT_RATE", conversion="volumes")
     folder = demo / "DATA_BASEDIR" / "3D_Images" / "CT_RATE" / "valid_fixed_drr" / "valid_1_a"
     sidecar = json.loads((folder / "drr_pa.json").read_text())
     assert sidecar["view"] == "PA" and sidecar["mu_water"] == 0.02 and sidecar["bone_multiplier"] == 2.0

@@ -148,6 +148,21 @@ def test_ct_rate_window_and_names(settings, demo):
     assert nib.load(str(scaled)).dataobj.inter == -1024  # HU through the header intercept
 
 
+def test_ct_rate_slices_and_drr_come_from_one_read_per_volume(settings, demo, monkeypatch):
+    """One job reads each CT once and writes its 64 slices and its DRR (the issue: one inflate per volume)."""
+    import preprocess.volumes.io as io
+
+    reads = []
+    real = io.read_nifti
+    monkeypatch.setattr(io, "read_nifti", lambda path: reads.append(path.name) or real(path))
+    _convert(settings, "CT_RATE")
+    assert sorted(reads) == ["valid_1_a_1.nii.gz", "valid_2_a_1.nii.gz", "valid_2_b_1.nii.gz"]
+    root = demo / "DATA_BASEDIR" / "3D_Images" / "CT_RATE"
+    for sub in ("valid_1_a", "valid_2_a", "valid_2_b"):
+        assert len(os.listdir(root / "valid_fixed_sliced" / sub)) == 64
+        assert os.listdir(root / "valid_fixed_drr" / sub) == ["drr_ap.png"]
+
+
 def test_radgenome_mirrors_the_parent_path(settings, demo):
     _convert(settings, "RadGen_CT")
     folder = (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from preprocess import layout
 from preprocess.convert.executor import run_items
-from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_bytes
+from preprocess.convert.outputs import remove_parts, set_part_tag, write
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import is_within
 from preprocess.manifest import write_manifest
@@ -120,48 +119,6 @@ def _inside(root: Path, relative: str, what: str) -> Path:
     if not is_within(target, [Path(os.path.normpath(root))]):
         raise OutputConflictError(f"{what}: output {relative!r} would land outside {root}")
     return target
-
-
-def write_output(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> tuple[str, str, str]:
-    """The volume kinds' way of writing until they yield outputs (preprocess.convert.outputs.write_bytes)."""
-    return write_bytes(target, data, data_basedir, overwrite)
-
-
-_CASE_CONTEXT: dict = {}
-
-
-def _run_case(job):
-    function, item = job
-    try:
-        return function(_CASE_CONTEXT["ctx"], item), None
-    except RawDataError as exc:  # travels back to the parent, which applies the on_bad_input policy
-        return [], str(exc)
-
-
-def for_each_item(ctx: ConversionContext, items: list, function) -> None:
-    """Run function(ctx, item) -> manifest rows for every item, in forked workers when ctx.workers > 1.
-
-    Items are handed out one at a time in order (a volume is a lot of work); rows are kept in item order.
-    """
-    if ctx.workers <= 1 or len(items) <= 1:
-        for item in items:
-            with ctx.guard(_label(item)):
-                ctx.written.extend(function(ctx, item))
-            ctx.advance()
-        return
-    _CASE_CONTEXT["ctx"] = ctx
-    with multiprocessing.get_context("fork").Pool(min(ctx.workers, len(items))) as pool:
-        jobs = [(function, item) for item in items]
-        for item, (records, error) in zip(items, pool.imap(_run_case, jobs, chunksize=1), strict=True):
-            with ctx.guard(_label(item)):
-                if error is not None:
-                    raise RawDataError(error)
-            ctx.written.extend(records)
-            ctx.advance()
-
-
-def _label(item) -> str:
-    return str(getattr(item, "source", item))
 
 
 def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None) -> list:

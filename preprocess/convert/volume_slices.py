@@ -1,30 +1,39 @@
-"""3D volumes to folders of 8-bit PNG slices (CT-RATE, RadGenome, CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet,
-MMDental).
+"""3D volumes to 8-bit PNGs: a slice series and/or an X-ray projection (DRR) per volume (CT-RATE, RadGenome,
+CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet, MMDental).
+
+Every output of a volume comes from one read of it (one inflate, one voxel array), in the job of its shard.
 
 params:
-  dataset    recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
-  folder     series folder under the subset folder: a template of the recipe's fields, or role -> template
-  name       slice file name template: {k}, {index}, {view}
-  sequence   CirrMRI600 only: T1 or T2
-  cases_file BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
-The orientation mode comes from the config (`orientation: reference` by default, or `canonical`).
+  dataset            recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
+  folder             slice series folder under the subset folder: a template of the recipe's fields, or
+                     role -> template
+  name               slice file name template: {k}, {index}, {view}
+  drr_folder         DRR folder under the subset folder: a template of the recipe's fields
+  drr_name           file name of a reference-mode DRR (the recipe's fields)
+  drr_physical_name  file name of a physical-mode DRR: {view} (ap, pa, lateral) and the recipe's fields; its JSON
+                     sidecar takes the same name with the suffix .json
+  sequence           CirrMRI600 only: T1 or T2
+  cases_file         BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
+A series needs folder and name, a DRR drr_folder, drr_name and drr_physical_name; a subset asks for either or
+both. The config chooses the modes: `orientation: reference` (default) or `canonical` for the slices,
+`drr: {mode: reference}` (default, the benchmark's rule) or `mode: physical` with the fields of
+preprocess.volumes.drr.DrrParams (view, geometry, sod, sid, ...).
 """
 
 from __future__ import annotations
 
-from preprocess.convert.base import for_each_item, write_output
+import json
+from pathlib import PurePosixPath
+
+from preprocess.convert.outputs import Data, Png, Result
 from preprocess.errors import RawDataError
-from preprocess.pngio import encode_png
-from preprocess.volumes.recipes import DATASETS, resolve
+from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
+from preprocess.volumes.recipes import DATASETS, fill, resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 
 def plan(ctx):
-    return discover(ctx, ctx.params["folder"])
-
-
-def discover(ctx, folder):
-    """The recipe's cases under the source's raw folder, each with its output folder from `folder`."""
+    """The recipe's cases under the source's raw folder, each with its series folder (else its DRR folder)."""
     dataset = ctx.params["dataset"]
     if dataset not in DATASETS:
         raise RawDataError(f"{ctx.subset.key}: no slicing recipe {dataset!r} (known: {', '.join(DATASETS)})")
@@ -34,20 +43,42 @@ def discover(ctx, folder):
         raise RawDataError(
             f"{ctx.subset.key}: no volumes found under {raw}; check the layout with `python -m preprocess check`"
         )
+    folder = ctx.params["folder"] if "folder" in ctx.params else ctx.params["drr_folder"]
     return resolve(cases, folder, f"{ctx.subset.key}/{ctx.conversion.name}")
 
 
-def build(ctx, items) -> None:
-    for_each_item(ctx, items, _slice_case)
+def produce(ctx, items):
+    for case in items:
+        yield Result(str(case.source), _outputs(ctx, case))
 
 
-def _slice_case(ctx, case) -> list[tuple[str, str, str]]:
+def _outputs(ctx, case):
     volume = read_for(case.profile, case.source)
+    if "folder" in ctx.params:
+        yield from _series(ctx, case, volume)
+    if "drr_folder" in ctx.params:
+        yield from _drr(ctx, case, volume)
+
+
+def _series(ctx, case, volume):
     mode = ctx.settings.orientation_for(ctx.subset.key)
     slicer = canonical_slices if mode == "canonical" else reference_slices
     folder = ctx.subset_dir / case.out_dir
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
-    return [
-        write_output(folder / name, encode_png(image), data_basedir, overwrite)
-        for name, image in slicer(volume, case.profile, ctx.params["name"])
-    ]
+    for name, image in slicer(volume, case.profile, ctx.params["name"]):
+        yield Png(folder / name, image)
+
+
+def _drr(ctx, case, volume):
+    where = f"{ctx.subset.key}/{ctx.conversion.name}"
+    folder = ctx.subset_dir / fill(ctx.params["drr_folder"], case.fields, where)
+    options = dict(ctx.settings.drr)
+    if options.pop("mode", "reference") == "reference":
+        yield Png(folder / fill(ctx.params["drr_name"], case.fields, where), reference_drr(volume))
+        return
+    params = DrrParams(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    image, sidecar = physical_drr(volume, params)
+    fields = {**case.fields, "view": params.view.lower()}
+    name = PurePosixPath(fill(ctx.params["drr_physical_name"], fields, where))
+    sidecar["source"] = str(case.source)
+    yield Png(folder / name, image)
+    yield Data(folder / name.with_suffix(".json"), (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode())

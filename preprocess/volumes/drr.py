@@ -17,23 +17,30 @@ from preprocess.volumes.io import Volume
 
 # --- reference mode ----------------------------------------------------------------------------------------
 
-SLAB = 16  # axial slices per step: the projection is built slab by slab, never from a whole-volume copy
+KERNEL = np.ones((5, 5), np.uint8)
+BODY_HU = -700
 
 
 def reference_drr(volume: Volume) -> np.ndarray:
     """The benchmark's rule (CT2Xray), in its dtypes: float32 HU, mu = 0.0025 (HU/1000 + 1) inside a body mask
     (OpenCV close then open, 5x5, per axial slice), summed along file axis 1 times the header's voxel size,
     exp; the percentile window in float64 (the script asks for both percentiles at once, which NumPy answers
-    in float64), inverted; rows = z (top = highest), OpenCV bilinear resize to square pixels, auto-crop."""
+    in float64), inverted; rows = z (top = highest), OpenCV bilinear resize to square pixels, auto-crop.
+
+    Built one axial slice at a time from the stored voxels (no whole-volume float copy); integer voxels go
+    through tables of mu and of the body threshold, computed once with the script's float32 arithmetic."""
+    import cv2
+
+    cv2.setNumThreads(1)  # workers already take one volume per core
     data = volume.data
     if data.ndim != 3 or min(data.shape) == 0:
         raise RawDataError(f"{volume.path}: cannot project a volume of shape {data.shape}")
     zooms = volume.header_zooms
-    integral = np.empty((data.shape[0], data.shape[2]), dtype=np.float32)
-    for first in range(0, data.shape[2], SLAB):
-        last = min(first + SLAB, data.shape[2])
-        integral[:, first:last] = _slab_integral(volume, first, last)
-    projection = np.exp(-(integral * np.float32(zooms[1])))
+    rule = _IntegerRule(volume) if T.is_small_int(data.dtype) else _FloatRule(volume)
+    integral = np.empty((data.shape[2], data.shape[0]), dtype=np.float32)  # (z, x), transposed below
+    for k in range(data.shape[2]):
+        integral[k] = rule.slice_integral(data[:, :, k].T)
+    projection = np.exp(-(integral.T * np.float32(zooms[1])))
     low, high = np.percentile(projection, (0.5, 99.5))
     projection = (np.clip(projection, low, high) - low) / (high - low + 1e-8)
     image = np.clip(1.0 - projection, 0, 1).astype(np.float32)
@@ -41,23 +48,55 @@ def reference_drr(volume: Volume) -> np.ndarray:
     return (_autocrop(image, pct=3, pad=8) * np.float32(255)).astype(np.uint8)
 
 
-def _slab_integral(volume: Volume, first: int, last: int) -> np.ndarray:
-    """Sum over file axis 1 of mu * body for axial slices first..last-1, in the script's memory order (x
-    fastest, as nibabel hands NIfTI voxels over), so the float32 sums add up in the same order."""
+def _mu(hu: np.ndarray) -> np.ndarray:
+    """The script's attenuation of float32 HU, op by op in float32."""
+    clipped = np.clip(hu, np.float32(-1000), np.float32(1200))
+    return np.clip(np.float32(0.0025) * (clipped / np.float32(1000.0) + np.float32(1.0)), np.float32(0), None)
+
+
+def _integral(mu: np.ndarray, body: np.ndarray) -> np.ndarray:
+    """mu times the closed-then-opened body mask, summed over y: one axial slice as (y, x), C order, so that
+    the float32 sum runs y by y over rows of x, the order NumPy takes over the script's (x fastest) volume."""
     import cv2
 
-    hu = np.asfortranarray(volume.float32(np.asarray(volume.data[:, :, first:last])))
-    mu = np.clip(
-        np.float32(0.0025) * (np.clip(hu, np.float32(-1000), np.float32(1200)) / np.float32(1000.0) + np.float32(1.0)),
-        np.float32(0),
-        None,
-    )
-    body = np.asfortranarray((hu > -700).astype(np.uint8))
-    kernel = np.ones((5, 5), np.uint8)
-    for k in range(body.shape[2]):
-        closed = cv2.morphologyEx(body[:, :, k], cv2.MORPH_CLOSE, kernel)
-        body[:, :, k] = cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel)
-    return np.sum(mu * body.astype(np.float32), axis=1)
+    body = cv2.morphologyEx(cv2.morphologyEx(body, cv2.MORPH_CLOSE, KERNEL), cv2.MORPH_OPEN, KERNEL)
+    mu *= body
+    return mu.sum(axis=0)
+
+
+class _IntegerRule:
+    """8/16-bit voxels: mu and the body test looked up per stored value (both exactly the float32 rule)."""
+
+    def __init__(self, volume: Volume):
+        info = np.iinfo(volume.data.dtype)
+        hu = volume.float32(np.arange(info.min, info.max + 1, dtype=np.int64))
+        shift = -info.min  # tables indexed by the unsigned view of the voxels (value + shift, wrapped)
+        self.unsigned = np.dtype(f"u{volume.data.dtype.itemsize}")
+        self.mu = np.roll(_mu(hu), shift)
+        body = hu > BODY_HU
+        first = int(np.argmax(body))
+        # When HU rises with the stored value (slope > 0), the body test is one integer comparison.
+        self.threshold = first + info.min if body[first] and body[first:].all() else None
+        self.body = np.roll(body.astype(np.uint8), shift)
+
+    def slice_integral(self, plane: np.ndarray) -> np.ndarray:
+        index = plane.view(self.unsigned)
+        if self.threshold is not None:
+            body = (plane >= self.threshold).view(np.uint8)
+        else:
+            body = np.take(self.body, index)
+        return _integral(np.take(self.mu, index), body)
+
+
+class _FloatRule:
+    """Other dtypes: the script's float32 arithmetic on each slice."""
+
+    def __init__(self, volume: Volume):
+        self.volume = volume
+
+    def slice_integral(self, plane: np.ndarray) -> np.ndarray:
+        hu = np.ascontiguousarray(self.volume.float32(plane))
+        return _integral(_mu(hu), (hu > BODY_HU).view(np.uint8))
 
 
 def _square(image: np.ndarray, row_spacing: float, col_spacing: float) -> np.ndarray:

@@ -30,12 +30,20 @@ def window_to_uint8(values: np.ndarray, level: float, width: float) -> np.ndarra
     return np.clip(scaled, F32(0), F32(255)).astype(np.uint8)
 
 
+SMALL_INTS = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
+
+
+def is_small_int(dtype: np.dtype) -> bool:
+    """8/16-bit integers: few enough values that a rule can be tabulated over all of them."""
+    return np.dtype(dtype) in SMALL_INTS
+
+
 def window_lut(
     dtype: np.dtype, level: float, width: float, slope: float = 1.0, inter: float = 0.0
 ) -> np.ndarray | None:
     """The window over every value of an 8/16-bit integer dtype (None for other dtypes), each value taken as
     the scripts see it: header scaling in float64, then float32."""
-    if dtype not in (np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int8), np.dtype(np.uint8)):
+    if not is_small_int(dtype):
         return None
     info = np.iinfo(dtype)
     values = np.arange(info.min, info.max + 1, dtype=np.float64) * slope + inter
@@ -43,8 +51,11 @@ def window_lut(
 
 
 def apply_lut(lut: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """lut[value - dtype min] for every voxel, gathered through the unsigned view (no int64 index array)."""
     offset = -int(np.iinfo(data.dtype).min)
-    return lut[data.astype(np.int64) + offset] if offset else lut[data]
+    if not offset:
+        return np.take(lut, data)
+    return np.take(np.roll(lut, offset), data.view(f"u{data.dtype.itemsize}"))
 
 
 @dataclass(frozen=True)
