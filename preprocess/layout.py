@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from preprocess.errors import RegistryError
 from preprocess.registry import Source, Subset, Task
 
 RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
@@ -51,3 +52,15 @@ def check_report(results: Path, source_id: str) -> Path:
 
 def checksum_cache(results: Path, source_id: str) -> Path:
     return results / "check" / "md5-cache" / f"{source_id}.json"
+
+
+def fill(template: str, fields: dict, where: str) -> str:
+    """A name template of the registry filled with an item's fields; a template asking for a field the
+    recipe does not give is named (`where`: the subset, conversion and parameter)."""
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        raise RegistryError(
+            f"{where} {template!r} uses a field this recipe does not fill ({type(exc).__name__}: {exc}); "
+            f"its fields are {', '.join(sorted(fields)) or 'none'}"
+        ) from None

@@ -147,7 +147,7 @@ def _vindr_cxr(ctx) -> list[Item]:
     images = {}
     for image_id, split in split_of.items():
         fields = {"split": split, "image_id": image_id}
-        source = _format(ctx, "png_copy", fields) if use_copy else f"{split}/{image_id}.dicom"
+        source = ctx.name("png_copy", **fields) if use_copy else f"{split}/{image_id}.dicom"
         images[image_id] = Item(image_id, str(base / source), fields, link=use_copy)
     return _grouped_items(groups, images, _class_ids(name for _, name in groups))
 
@@ -236,16 +236,6 @@ def _static_prefix(template: str) -> str:
     return template.split("{", 1)[0]
 
 
-def _format(ctx, param: str, fields: dict) -> str:
-    try:
-        return ctx.params[param].format(**fields)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise PreprocessError(
-            f"{ctx.subset.key}: param {param} {ctx.params[param]!r} uses a field this recipe does not fill "
-            f"({exc}); its fields are {sorted(fields)}"
-        ) from None
-
-
 def recipe(ctx) -> Recipe:
     chosen = ctx.params["recipe"]
     if isinstance(chosen, dict):
@@ -301,12 +291,12 @@ def _outputs(ctx, item: Item, skip_for_processing: bool):
     if pixels is None:
         return
     if "query" in ctx.params:
-        query = ctx.output_path(_format(ctx, "query", item.fields))
+        query = ctx.output_path(ctx.name("query", **item.fields))
         yield HardLink(query, Path(item.source)) if item.link else Png(query, pixels)
     height, width = pixels.shape[:2]
     for class_id, index, box in item.crops:
         x0, y0, x1, y1 = boxes.reference_crop(*box, width, height)
-        name = _format(ctx, "crop", {**item.fields, "class_id": class_id, "index": index})
+        name = ctx.name("crop", **{**item.fields, "class_id": class_id, "index": index})
         yield Png(ctx.output_path(name), pixels[y0:y1, x0:x1])
 
 

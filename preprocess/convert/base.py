@@ -85,6 +85,11 @@ class ConversionContext:
         (self.problems if problems is None else problems).append((item, str(exc)))
         self.log(f"skipped {item}: {exc}")
 
+    def name(self, param: str, **fields) -> str:
+        """The output name template `param` of this conversion, filled with an item's fields."""
+        where = f"{self.subset.key}/{self.conversion.name}: param {param}"
+        return layout.fill(self.params[param], fields, where)
+
     def put(self, output) -> None:
         """Write one output outside any item (a labels table of the whole split) and record its row."""
         self.written.append(write(output, self.settings.data_basedir, self.settings.overwrite_existing))

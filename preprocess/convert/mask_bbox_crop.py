@@ -27,7 +27,7 @@ from preprocess import boxes
 from preprocess.convert.outputs import Png, Result
 from preprocess.convert.parquet_extract import list_rows
 from preprocess.csvio import read_split_csv
-from preprocess.errors import RawDataError, RegistryError
+from preprocess.errors import RawDataError
 from preprocess.extract.parquet import iter_images
 from preprocess.npzio import NpzFile
 
@@ -49,18 +49,8 @@ class Tally:
             self.ctx.log(f"{self.ctx.subset.key}/{self.ctx.conversion.name}: {len(items)} left out, {reason}: {shown}")
 
 
-def _name(ctx, template: str, **fields) -> str:
-    try:
-        return ctx.params[template].format(**fields)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise RegistryError(
-            f"{ctx.subset.key}/{ctx.conversion.name}: {template} template {ctx.params[template]!r}: field {exc} "
-            f"is not one of {', '.join(sorted(fields))}"
-        ) from None
-
-
 def _names(ctx, **fields) -> tuple[str, str]:
-    return _name(ctx, "image", **fields), _name(ctx, "crop", **fields)
+    return ctx.name("image", **fields), ctx.name("crop", **fields)
 
 
 def _pair(ctx, image: np.ndarray, box, names: tuple[str, str], tally: Tally, item):
@@ -297,7 +287,7 @@ class PanNuke:
             tally.skip("row without an image", where)
             return
         image = _decode_rgb(record.data, where)
-        yield Png(ctx.output_path(_name(ctx, "image", tag=tag, row=record.row)), image)
+        yield Png(ctx.output_path(ctx.name("image", tag=tag, row=record.row)), image)
         instances, categories = record.fields["instances"] or [], record.fields["categories"] or []
         if len(instances) != len(categories):
             tally.skip("instances beyond the shorter of instances and categories", where)
@@ -317,7 +307,7 @@ class PanNuke:
                 tally.skip("empty instance mask", item)
                 continue
             grown = boxes.grow_to_minimum(box, image.shape[1], image.shape[0], ctx.params["grow_to"])
-            name = _name(ctx, "crop", tag=tag, row=record.row, label=label, inst=inst)
+            name = ctx.name("crop", tag=tag, row=record.row, label=label, inst=inst)
             yield Png(ctx.output_path(name), boxes.crop(image, grown))
 
 

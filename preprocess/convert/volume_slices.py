@@ -27,8 +27,9 @@ from pathlib import PurePosixPath
 
 from preprocess.convert.outputs import Data, Png, Result
 from preprocess.errors import RawDataError
+from preprocess.layout import fill
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
-from preprocess.volumes.recipes import DATASETS, fill, resolve
+from preprocess.volumes.recipes import DATASETS, resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 

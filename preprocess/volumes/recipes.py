@@ -24,6 +24,7 @@ from pathlib import Path
 
 from preprocess.csvio import read_split_csv
 from preprocess.errors import PreprocessError, RawDataError
+from preprocess.layout import fill
 
 SLICES = 64
 
@@ -64,16 +65,6 @@ def resolve(cases: list[Case], folder, where: str) -> list[Case]:
     natural order of the folders."""
     named = [replace(case, out_dir=fill(_template_for(folder, case, where), case.fields, where)) for case in cases]
     return sorted(_unique(named), key=lambda c: natural_key(c.out_dir))
-
-
-def fill(template: str, fields: dict, where: str) -> str:
-    try:
-        return template.format(**fields)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise PreprocessError(
-            f"{where}: template {template!r} does not fit ({type(exc).__name__}: {exc}); "
-            f"available fields: {', '.join(sorted(fields)) or 'none'}"
-        ) from None
 
 
 def _template_for(folder, case: Case, where: str) -> str:
