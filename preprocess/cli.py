@@ -268,7 +268,6 @@ def _parse_shard(text: str) -> tuple[int, int]:
 
 def cmd_validate(args) -> int:
     from preprocess import validate
-    from preprocess.fsutil import atomic_write_json
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     registry = settings.registry()
@@ -289,29 +288,33 @@ def cmd_validate(args) -> int:
             file=sys.stderr,
         )
         return 1
-    print(reports.validation_table(all_reports) if all_reports else "no task files found")
-    failures = reports.failures_text(all_reports)
-    if failures:
-        print("\n" + failures)
-    warnings = reports.warnings_text(all_reports)
-    if warnings:
-        print("\n" + warnings)
-    not_built = [k for k, s in states.items() if s == "not built"]
-    if not_built and not args.subset:
-        print(f"\nnot built (image root absent): {', '.join(not_built)}")
-    unknown = validate.unknown_task_folders(registry, settings.data_basedir)
-    if unknown:
-        print(f"\ntask folders the registry does not know (not validated): {', '.join(unknown)}")
+    _print_validation(all_reports, states, registry, settings.data_basedir, show_not_built=not args.subset)
     if args.report:
-        atomic_write_json(
-            Path(args.report),
-            {
-                "subsets": states,
-                "files": [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in all_reports],
-            },
-        )
+        _write_validation_report(Path(args.report), states, all_reports)
     requested_failed = args.subset and (not all_reports or any(s == "not built" for s in states.values()))
     return 1 if any(not r.passed for r in all_reports) or requested_failed else 0
+
+
+def _print_validation(all_reports, states: dict, registry, data_basedir: Path, show_not_built: bool) -> None:
+    from preprocess import validate
+
+    print(reports.validation_table(all_reports) if all_reports else "no task files found")
+    for text in (reports.failures_text(all_reports), reports.warnings_text(all_reports)):
+        if text:
+            print("\n" + text)
+    not_built = [k for k, s in states.items() if s == "not built"]
+    if not_built and show_not_built:
+        print(f"\nnot built (image root absent): {', '.join(not_built)}")
+    unknown = validate.unknown_task_folders(registry, data_basedir)
+    if unknown:
+        print(f"\ntask folders the registry does not know (not validated): {', '.join(unknown)}")
+
+
+def _write_validation_report(path: Path, states: dict, all_reports) -> None:
+    from preprocess.fsutil import atomic_write_json
+
+    files = [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in all_reports]
+    atomic_write_json(path, {"subsets": states, "files": files})
 
 
 def cmd_slice(args) -> int:
@@ -361,32 +364,17 @@ def cmd_status(args) -> int:
 
     settings = _settings(args, require_raw=False, basedir="read")
     registry = settings.registry()
-    checks = None
+    plans = None
     if settings.raw_root_given:
-        source_ids = sorted(registry.sources)
-        checks = steps.Build(settings, registry, args.results).check(sources=source_ids)
+        checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks)}
     rows, counts = [], {}
     for subset in registry.subsets:
-        found = validate.validate_subset(
-            registry, subset, settings.data_basedir, settings.raw_root if checks else None, settings.validate_decode
-        )
+        raw_root = settings.raw_root if plans is not None else None
+        found = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, settings.validate_decode)
         state = validate.subset_state(subset, settings.data_basedir, found)
-        paths = sum(r.paths for r in found)
-        ok = sum(r.ok for r in found)
-        plan = plans.get(subset.key) if checks else None
-        if state == "ok":
-            label, step = "built", ""
-        elif state == "failed":
-            label = "partially valid" if ok else "failed"
-            step = f"python -m preprocess validate {settings.data_basedir} --subset {subset.key} --report r.json"
-        elif plan is not None and plan.action == "skip":
-            label = f"not built: {plan.reason}"
-            step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
-        elif state == "no task files":
-            label, step = "no task files", f"download the release's {subset.group}/{subset.folder}/"
-        else:
-            label, step = "not built", f"snakemake --cores 8 --config 'subsets=[\"{subset.key}\"]'"
+        ok, paths = sum(r.ok for r in found), sum(r.paths for r in found)
+        label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         rows.append([subset.key, label, ok, paths, step])
     failed = any(r[1] in ("failed", "partially valid") for r in rows)
@@ -398,6 +386,21 @@ def cmd_status(args) -> int:
     print(tables.render(["subset", "state", "paths ok", "next step"], table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
     return 1 if failed else 0
+
+
+def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple[str, str]:
+    """The state a user reads, and the next step."""
+    if state == "ok":
+        return "built", ""
+    if state == "failed":
+        step = f"python -m preprocess validate {data_basedir} --subset {subset.key} --report r.json"
+        return ("partially valid" if ok else "failed"), step
+    if plan is not None and plan.action == "skip":
+        step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
+        return f"not built: {plan.reason}", step
+    if state == "no task files":
+        return "no task files", f"download the release's {subset.group}/{subset.folder}/"
+    return "not built", f"snakemake --cores 8 --config 'subsets=[\"{subset.key}\"]'"
 
 
 def cmd_eval_config(args) -> int:
@@ -441,48 +444,48 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--version", action="version", version=f"medheb-preprocess {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("list", help="all 56 subsets: kind, sources, access, image root")
+def _args_list(p) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the table of the README")
     p.add_argument("--naming", action="store_true", help="the README's table of output-name templates")
-    p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("info", help="one subset or source, with download instructions")
+
+def _args_info(p) -> None:
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_info)
 
-    p = sub.add_parser("check", help="check raw downloads: present, missing, incomplete, corrupt")
+
+def _args_check(p) -> None:
     _data_options(p)
     p.add_argument("--source", nargs="+", help="sources to check (default: those of the selected subsets)")
     p.add_argument("--report-dir", help="write one JSON report per source here")
     p.add_argument("--strict", action="store_true", help="exit 1 when a source is not present")
     p.add_argument("--quiet", action="store_true", help="do not print instructions")
-    p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("convert", help="build one subset (or one shard of one conversion)")
+
+def _args_convert(p) -> None:
     p.add_argument("subset")
     _data_options(p)
     p.add_argument("--conversion", help="only this conversion of the subset")
     p.add_argument("--shard", default="1/1", help="I/N: build the I-th of N shards (default 1/1)")
     p.add_argument("--manifest", help="where to write the manifest (default under --results)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("validate", help="check every image path of every task JSON")
+
+def _args_tree(p) -> None:
+    """Commands that read a DATA_BASEDIR given as their first argument."""
     p.add_argument("data_basedir", metavar="DATA_BASEDIR")
     _data_options(p, basedir_positional=True)
+
+
+def _args_validate(p) -> None:
+    _args_tree(p)
     p.add_argument("--subset", nargs="+", help="only these subsets (then 'not built' is a failure)")
     p.add_argument("--decode", choices=["quick", "full"], help="quick (default) or full image decoding")
     p.add_argument("--report", help="write the JSON report (every failing path with its reason) here")
-    p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("slice", help="slice one volume file into PNGs (debugging one volume)")
+
+def _args_slice(p) -> None:
     p.add_argument("file", help=".nii, .nii.gz, .nrrd or .npy")
     p.add_argument("out", help="folder for the PNGs")
     p.add_argument("--window", nargs=2, type=float, metavar=("LEVEL", "WIDTH"), help="CT window (default: MR)")
@@ -490,30 +493,56 @@ def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["reference", "canonical"], default="reference")
     p.add_argument("--plane", choices=["axial", "coronal", "sagittal"], help="a canonical view instead")
     p.add_argument("--count", type=int, default=64, help="slices (default 64)")
-    p.set_defaults(func=cmd_slice)
 
-    p = sub.add_parser("status", help="one line per subset: built, not built and why, failed; what next")
-    p.add_argument("data_basedir", metavar="DATA_BASEDIR")
-    _data_options(p, basedir_positional=True)
+
+def _args_status(p) -> None:
+    _args_tree(p)
     p.add_argument("--json", action="store_true", help="the same as JSON: one object per subset, and the counts")
-    p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("eval-config", help="the evaluation's 2D/3D/Text_Task.yaml for the built task files")
-    p.add_argument("data_basedir", metavar="DATA_BASEDIR")
-    _data_options(p, basedir_positional=True)
+
+def _args_eval_config(p) -> None:
+    _args_tree(p)
     p.add_argument("--out", required=True, help="folder for 2D_Task.yaml, 3D_Task.yaml, Text_Task.yaml")
-    p.set_defaults(func=cmd_eval_config)
 
-    p = sub.add_parser("demo", help="write the embedded demo: a tiny raw root and release tree")
+
+def _args_demo(p) -> None:
     p.add_argument("directory")
     p.add_argument("--force", action="store_true", help="rewrite an existing demo")
-    p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("register", help="record MD5s of your own raw copy of a source (an override file)")
+
+def _args_register(p) -> None:
     p.add_argument("source")
     _data_options(p)
     p.add_argument("--out", required=True, help="override YAML to write (use as registry_overrides)")
-    p.set_defaults(func=cmd_register)
+
+
+# command: (help, function, arguments)
+COMMANDS = {
+    "list": ("every subset: kind, sources, access, image root", cmd_list, _args_list),
+    "info": ("one subset or source, with download instructions", cmd_info, _args_info),
+    "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
+    "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
+    "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
+    "slice": ("slice one volume file into PNGs (debugging one volume)", cmd_slice, _args_slice),
+    "status": ("one line per subset: built, not built and why, failed; what next", cmd_status, _args_status),
+    "eval-config": (
+        "the evaluation's 2D/3D/Text_Task.yaml for the built task files",
+        cmd_eval_config,
+        _args_eval_config,
+    ),
+    "demo": ("write the embedded demo: a tiny raw root and release tree", cmd_demo, _args_demo),
+    "register": ("record MD5s of your own raw copy of a source (an override file)", cmd_register, _args_register),
+}
+
+
+def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser.add_argument("--version", action="version", version=f"medheb-preprocess {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, function, add_arguments) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text)
+        add_arguments(command)
+        command.set_defaults(func=function)
     return parser
 
 

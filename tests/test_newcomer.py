@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, demo_values
+from conftest import REPO, demo_config_file, demo_values
 from preprocess.cli import main
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
@@ -161,7 +161,8 @@ def test_version_and_status_json(tmp_path, demo, capsys, outside_checkout):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and re.fullmatch(r"medheb-preprocess \d+\.\d+\.\d+\n", capsys.readouterr().out)
-    code = main(["status", str(demo / "DATA_BASEDIR"), "--raw-root", str(demo / "raw"), "--json",
+    config = str(demo_config_file(demo, tmp_path / "demo.json"))  # the demo's own counts and checksums
+    code = main(["status", str(demo / "DATA_BASEDIR"), "--config", config, "--json",
                  "--results", str(tmp_path / "r")])  # fmt: skip
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and len(data["subsets"]) == 56
