@@ -30,11 +30,11 @@ report: "workflow/report/workflow.rst"
 rule all:
     default_target: True
     input:
-        "results/validation/summary.txt",
+        str(RESULTS / layout.SUMMARY_TEXT),
         "results/validation/summary.html",
-        "results/validation/passed.txt",
+        str(RESULTS / layout.PASSED),
         "results/check/sources.html",
-        expand("results/eval-config/{group}.yaml", group=GROUPS),
+        expand(str(RESULTS / layout.EVAL_CONFIG), group=GROUPS),
         planned_contact_sheets,
 
 

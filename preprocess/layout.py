@@ -8,6 +8,18 @@ from preprocess.errors import RegistryError
 from preprocess.registry import Source, Subset, Task
 
 RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
+# The workflow's files, relative to the results folder, with the rules' wildcards: the rules and the steps
+# take them from here.
+CHECK_REPORT = "check/sources/{source}.json"
+SHARD_MANIFEST = "convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
+SUBSET_REPORT = "validation/subsets/{group}/{folder}.json"
+CONTACT_SHEET = "report/contact/{group}/{folder}.png"
+PLAN = "plan.json"
+NOT_BUILT = "not-built.md"
+SUMMARY = "validation/summary.json"
+SUMMARY_TEXT = "validation/summary.txt"
+PASSED = "validation/passed.txt"
+EVAL_CONFIG = "eval-config/{group}.yaml"
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:
@@ -43,11 +55,18 @@ def subset_slug(subset: Subset) -> str:
 
 
 def shard_manifest(results: Path, subset: Subset, conversion: str, shard: int, shards: int) -> Path:
-    return results / "convert" / subset.group / subset.folder / f"{conversion}.{shard}-of-{shards}.tsv"
+    fields = {"group": subset.group, "folder": subset.folder, "conversion": conversion}
+    return results / SHARD_MANIFEST.format(**fields, shard=shard, shards=shards)
 
 
 def check_report(results: Path, source_id: str) -> Path:
-    return results / "check" / "sources" / f"{source_id}.json"
+    return results / CHECK_REPORT.format(source=source_id)
+
+
+def subset_file(results: Path, pattern: str, subset_key: str) -> Path:
+    """A per-subset result (SUBSET_REPORT, CONTACT_SHEET) of the subset 'group/folder'."""
+    group, folder = subset_key.split("/")
+    return results / pattern.format(group=group, folder=folder)
 
 
 def checksum_cache(results: Path, source_id: str) -> Path:

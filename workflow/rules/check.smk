@@ -3,7 +3,7 @@
 
 rule check_source:
     output:
-        "results/check/sources/{source}.json",
+        str(RESULTS / layout.CHECK_REPORT),
     log:
         "logs/check/{source}.log",
     conda:
@@ -22,8 +22,8 @@ checkpoint plan:
     input:
         [check_report(s) for s in SELECTED_SOURCES],
     output:
-        plan=RESULTS / "plan.json",
-        instructions=RESULTS / "not-built.md",
+        plan=RESULTS / layout.PLAN,
+        instructions=RESULTS / layout.NOT_BUILT,
         table=report(
             "results/check/sources.tsv",
             caption="../report/sources.rst",

@@ -12,7 +12,7 @@ from preprocess.rawcheck import fingerprint
 from preprocess.registry import GROUPS
 from snakemake.exceptions import WorkflowError
 
-RESULTS = Path("results")
+RESULTS = layout.RESULTS
 SETTINGS = settings_from_dict(config)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
     if (
@@ -94,37 +94,35 @@ def validation_inputs(wildcards):
     return {"manifests": conversion_manifests(subset), "tasks": tasks}
 
 
-def planned_reports(wildcards):
-    """Validation reports of the subsets the plan builds (known once the checks have run)."""
+def _planned(pattern, actions):
+    """The per-subset results `pattern` of the subsets the plan gives one of `actions` (known once the
+    checks have run)."""
     with checkpoints.plan.get().output.plan.open() as handle:
         plans = json.load(handle)
-    reports = []
-    for plan in plans:
-        if plan["action"] != "skip":
-            group, folder = plan["subset"].split("/")
-            reports.append(
-                str(RESULTS / "validation" / "subsets" / group / f"{folder}.json")
-            )
-    return reports
+    return [
+        str(layout.subset_file(RESULTS, pattern, plan["subset"]))
+        for plan in plans
+        if plan["action"] in actions
+    ]
+
+
+def planned_reports(wildcards):
+    """Validation reports of the subsets the plan builds or validates (text subsets)."""
+    return _planned(layout.SUBSET_REPORT, ("build", "validate"))
 
 
 def planned_contact_sheets(wildcards):
     """A contact sheet for every built subset that has images."""
-    with checkpoints.plan.get().output.plan.open() as handle:
-        plans = json.load(handle)
-    sheets = []
-    for plan in plans:
-        if plan["action"] == "build":
-            group, folder = plan["subset"].split("/")
-            sheets.append(str(RESULTS / "report" / "contact" / group / f"{folder}.png"))
-    return sheets
+    return _planned(layout.CONTACT_SHEET, ("build",))
 
 
 def print_summary():
-    summary = RESULTS / "validation" / "summary.txt"
+    summary = RESULTS / layout.SUMMARY_TEXT
     if summary.exists():
         print(f"\n{summary.read_text(encoding='utf-8')}", file=sys.stderr)
-        configs = ", ".join(str(RESULTS / "eval-config" / f"{g}.yaml") for g in GROUPS)
+        configs = ", ".join(
+            str(RESULTS / layout.EVAL_CONFIG.format(group=g)) for g in GROUPS
+        )
         print(f"Evaluation configs of the built task files: {configs}", file=sys.stderr)
 
 

@@ -5,7 +5,7 @@ rule convert:
     input:
         checks=subset_check_reports,
     output:
-        "results/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv",
+        str(RESULTS / layout.SHARD_MANIFEST),
     log:
         "logs/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.log",
     benchmark:

@@ -6,7 +6,7 @@ rule validate_subset:
     input:
         unpack(validation_inputs),
     output:
-        "results/validation/subsets/{group}/{folder}.json",
+        str(RESULTS / layout.SUBSET_REPORT),
     log:
         "logs/validate/{group}/{folder}.log",
     conda:
@@ -21,11 +21,11 @@ rule validate_subset:
 
 rule validation_summary:
     input:
-        plan=RESULTS / "plan.json",
+        plan=RESULTS / layout.PLAN,
         reports=planned_reports,
     output:
-        table="results/validation/summary.txt",
-        json="results/validation/summary.json",
+        table=str(RESULTS / layout.SUMMARY_TEXT),
+        json=str(RESULTS / layout.SUMMARY),
         tsv=report(
             "results/validation/summary.tsv",
             caption="../report/validation.rst",
@@ -51,16 +51,16 @@ rule validation_summary:
         mem_mb=1000,
         runtime=10,
     params:
-        instructions=str(RESULTS / "not-built.md"),
+        instructions=str(RESULTS / layout.NOT_BUILT),
     script:
         ENTRY
 
 
 rule validation_passed:
     input:
-        "results/validation/summary.json",
+        str(RESULTS / layout.SUMMARY),
     output:
-        "results/validation/passed.txt",
+        str(RESULTS / layout.PASSED),
     log:
         "logs/validation_passed.log",
     conda:
@@ -78,7 +78,7 @@ rule contact_sheet:
         manifests=lambda wildcards: conversion_manifests(subset_of(wildcards)),
     output:
         report(
-            "results/report/contact/{group}/{folder}.png",
+            str(RESULTS / layout.CONTACT_SHEET),
             caption="../report/contact.rst",
             category="3. Contact sheets",
             subcategory="{group}",
@@ -97,10 +97,10 @@ rule contact_sheet:
 
 rule eval_config:
     input:
-        "results/validation/summary.json",
-        "results/validation/passed.txt",
+        str(RESULTS / layout.SUMMARY),
+        str(RESULTS / layout.PASSED),
     output:
-        expand("results/eval-config/{group}.yaml", group=GROUPS),
+        expand(str(RESULTS / layout.EVAL_CONFIG), group=GROUPS),
     log:
         "logs/eval_config.log",
     conda:
