@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from preprocess.demo import write_demo
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEDHEB_SLURM") != "1", reason="set MEDHEB_SLURM=1 with a running cluster (make slurm-test)"
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.skipif(
 def _build(workdir: Path, *options: str) -> subprocess.CompletedProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    write_demo(workdir / "demo")  # as `make demo` does before it runs Snakemake
     command = [
         "timeout",
         "-s",
