@@ -14,7 +14,6 @@ conversion (the "wrote N entries in X s" line of its log): reading the npz, enco
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from timing import fresh_folders, pinned, timed  # noqa: E402
+from timing import build_seconds, fresh_folders, pinned, timed  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -120,6 +119,7 @@ def main() -> None:
 
 
 def pipeline(root: Path, case: Case, out: Path, workers: int) -> list[str]:
+    (out / "DATA").mkdir(parents=True, exist_ok=True)  # the CLI asks for an existing DATA_BASEDIR
     return [
         *(sys.executable, "-m", "preprocess", "convert", case.subset),
         *("--config", str(root / "config.yaml"), "--data-basedir", str(out / "DATA")),
@@ -131,12 +131,6 @@ def reference(root: Path, case: Case, out: Path) -> list[str]:
     command = [sys.executable, "-m", "medmnist", "save", f"--flag={case.flag}", f"--folder={out}", "--postfix=png"]
     command.append(f"--root={root / 'raw' / 'MedMNIST'}")
     return command if case.size == "28" else [*command, f"--size={case.size}"]
-
-
-def build_seconds(log: str) -> float | None:
-    """The pipeline's own timing of plan + build (its 'wrote N entries in X s' line): start-up excluded."""
-    found = re.search(r"wrote \d+ entries in ([0-9.]+) s", log)
-    return float(found.group(1)) if found else None
 
 
 def table_rows(label: str, count: int, seconds: dict, unpacking: dict) -> list[tuple]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,3 +91,9 @@ def settle(probe: Path, limit_us: float = 60.0, patience_s: float = 600.0) -> No
 def pinned(command: list[str], cpus: str) -> list[str]:
     """The command restricted to the given CPUs when taskset exists."""
     return ["taskset", "-c", cpus, *command] if shutil.which("taskset") else command
+
+
+def build_seconds(log: str) -> float | None:
+    """The pipeline's own timing of plan + build (its 'wrote N entries in X s' line): start-up excluded."""
+    found = re.search(r"wrote \d+ entries in ([0-9.]+) s", log)
+    return float(found.group(1)) if found else None

@@ -35,7 +35,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from timing import fresh_folders, pinned  # noqa: E402
+from timing import build_seconds, fresh_folders, pinned  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -145,9 +145,9 @@ def make_raw(root: Path, count: int) -> list[Path]:
     return paths
 
 
-def run(command: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MiB) of one whole process, after writing back earlier runs'
-    files."""
+def run(command: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds, peak RSS (MiB) and standard error of one whole process, after writing back
+    earlier runs' files."""
     os.sync()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -158,7 +158,7 @@ def run(command: list[str]) -> tuple[float, float, float]:
     process.stderr.close()
     if process.returncode:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{error}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, error
 
 
 def main() -> None:
@@ -171,6 +171,7 @@ def main() -> None:
     paths = [str(p) for p in make_raw(root, args.volumes)]
 
     def pipeline(out: Path, workers: int) -> list[str]:
+        (out / "DATA").mkdir(parents=True, exist_ok=True)  # the CLI asks for an existing DATA_BASEDIR
         return [
             *(sys.executable, "-m", "preprocess", "convert", "3D_Task/CT_RATE"),
             *("--config", str(root / "config.yaml"), "--data-basedir", str(out / "DATA")),
@@ -188,6 +189,7 @@ def main() -> None:
     seconds: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
     peaks: dict[str, list[float]] = {name: [] for name in runs}
+    phases: dict[str, list[float]] = {name: [] for name in runs if name.startswith("pipeline")}
     loads = [os.getloadavg()[0]]
     with fresh_folders(args.out / "outputs") as folders:
         run(runs["pipeline, 1 worker, 1 core"](next(folders)))  # untimed: the raw check's MD5s get cached
@@ -195,7 +197,9 @@ def main() -> None:
             outs = {}
             for name, command in runs.items():
                 outs[name] = next(folders)
-                wall, busy, peak = run(command(outs[name]))
+                wall, busy, peak, log = run(command(outs[name]))
+                if name in phases:
+                    phases[name].append(build_seconds(log) / args.volumes)
                 seconds[name].append(wall / args.volumes)
                 cpu[name].append(busy / args.volumes)
                 peaks[name].append(peak)
@@ -204,7 +208,7 @@ def main() -> None:
                 print(f"{repeat + 1}: {name}: {line}, load {loads[-1]:.1f}", file=sys.stderr)
         authors, *pipelines = list(outs.values())[:3]
         checked = [same_pixels(authors, out / "DATA" / "3D_Images" / "CT_RATE") for out in pipelines]
-    report(seconds, cpu, peaks, args.volumes)
+    report(seconds, cpu, peaks, phases, args.volumes)
     print(f"- load average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
     print(f"- outputs: {checked[0]} PNGs, each with the authors' recipe's pixels (1 and 2 workers)")
 
@@ -223,7 +227,7 @@ def same_pixels(authors: Path, ours: Path) -> int:
     return len(names)
 
 
-def report(seconds: dict, cpu: dict, peaks: dict, volumes: int) -> None:
+def report(seconds: dict, cpu: dict, peaks: dict, phases: dict, volumes: int) -> None:
     voxel_mb = np.prod(SHAPE) * 2 / 2**20
     title = f"{volumes} volumes 512x512x300 int16, gzip 6"
     print(f"| {title} | s/volume (median) | min-max | CPU s/volume (median) | peak RSS MiB |")
@@ -239,6 +243,11 @@ def report(seconds: dict, cpu: dict, peaks: dict, volumes: int) -> None:
             f"- wall, {label}: {authors / one:.2f}x faster than the authors' recipe, {one / floor:.2f}x the "
             f"inflate floor, 2 workers {one / two:.2f}x one worker"
         )
+    one, two = (statistics.median(v) for v in phases.values())
+    print(
+        f"- the conversion alone (the job's 'wrote N entries' timing, start-up excluded), median: 1 worker "
+        f"{one:.2f} s/volume, 2 workers {two:.2f} s/volume, {one / two:.2f}x"
+    )
     authors, one, _, floor = (statistics.median(v) for v in cpu.values())
     print(f"- CPU, median: {authors / one:.2f}x less than the authors' recipe, {one / floor:.2f}x the inflate floor")
     one, two = (max(peaks[f"pipeline, {n}"]) / voxel_mb for n in ("1 worker, 1 core", "2 workers, 2 cores"))

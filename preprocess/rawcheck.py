@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess import layout
-from preprocess.download import fetch_missing
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import structure_problems
 from preprocess.registry import FileSpec, Registry, Source
@@ -160,6 +159,8 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     for source_id in source_ids:
         source = registry.source(source_id)
         if settings.allow_download and source.access == "open":
+            from preprocess.download import fetch_missing  # http and urllib only when downloads are allowed
+
             fetch_missing(source, settings.raw_root)
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)
         checks[source_id] = check_source(source, settings.raw_root, cache, settings.verifies_checksums(source_id))
