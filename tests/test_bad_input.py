@@ -226,7 +226,7 @@ def case_symlink_out_of_root(tmp):
 CASES = {
     "truncated .nii.gz": (case_truncated_nifti, (RawDataError, r"a.nii.gz: .*truncated")),
     "NIfTI with a corrupt header": (case_nifti_corrupt_header, (RawDataError, r"b.nii.gz: unreadable NIfTI header")),
-    "NRRD with a wrong size": (case_nrrd_wrong_size, (RawDataError, r"c.nrrd: unreadable NRRD")),
+    "NRRD with a wrong size": (case_nrrd_wrong_size, (RawDataError, r"c.nrrd: 30 data bytes, its header promises 1458")),
     "npz missing a key": (case_npz_missing_key, (RawDataError, r"d.npz: no array 'val_labels'")),
     "npz with wrong shapes": (
         case_npz_wrong_shape,

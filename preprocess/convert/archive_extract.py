@@ -104,10 +104,9 @@ def produce(ctx, items):
 def _outputs(ctx, name: str, recipe: dict, index: dict, folder: Path, absent: list):
     try:
         relative = safe_relative(name, f"{ctx.params['dataset']} image name")
-        target = safe_relative(ctx.params["name"].format(path=relative), "output name")
-    except UnsafePathError as exc:
-        ctx.log(f"refused: {exc}")
-        return
+        target = safe_relative(ctx.name("name", path=relative), "output name")
+    except UnsafePathError as exc:  # bad input of this item: it stops the job or is skipped and counted
+        raise RawDataError(f"{exc}; the image list is damaged or not the published one") from None
     data = _read(name, recipe, index, folder)
     if data is None:
         absent.append(name)
