@@ -21,7 +21,7 @@ from preprocess import boxes, steps
 from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
 from preprocess.dicomio import read_dicom
-from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.errors import OutputConflictError, RawDataError, UnsafePathError
 from preprocess.extract.archive import SafeArchive
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import NpzFile, structure_problems
@@ -226,7 +226,10 @@ def case_symlink_out_of_root(tmp):
 CASES = {
     "truncated .nii.gz": (case_truncated_nifti, (RawDataError, r"a.nii.gz: .*truncated")),
     "NIfTI with a corrupt header": (case_nifti_corrupt_header, (RawDataError, r"b.nii.gz: unreadable NIfTI header")),
-    "NRRD with a wrong size": (case_nrrd_wrong_size, (RawDataError, r"c.nrrd: 30 data bytes, its header promises 1458")),
+    "NRRD with a wrong size": (
+        case_nrrd_wrong_size,
+        (RawDataError, r"c.nrrd: 30 data bytes, its header promises 1458"),
+    ),
     "npz missing a key": (case_npz_missing_key, (RawDataError, r"d.npz: no array 'val_labels'")),
     "npz with wrong shapes": (
         case_npz_wrong_shape,
@@ -281,31 +284,6 @@ CASES = {
         lambda r: r.unsafe == 1 and "outside the image root" in r.failures[0].reason,
     ),
 }
-
-
-def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
-    return {
-        str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
-        for p in base.rglob("*")
-        if p.is_file() and p.relative_to(base).parts[0] not in allowed
-    }
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_bad_input_corpus(tmp_path, name):
-    action, expected = CASES[name]
-    work = tmp_path / "work"
-    work.mkdir()
-    results = tmp_path / "results"
-    results.mkdir()
-    (tmp_path / "bystander.txt").write_text("must not change")
-    outside = _snapshot(tmp_path, ("work", "results"))
-    if isinstance(expected, tuple):
-        with pytest.raises(expected[0], match=expected[1]):
-            action(work)
-    else:
-        assert expected(action(work))
-    assert _snapshot(tmp_path, ("work", "results")) == outside
 
 
 def test_release_file_with_other_bytes_is_kept_or_replaced_with_a_report(demo, capsys):
@@ -401,3 +379,348 @@ def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
         "cju0roawvklrq0799vmjorwfv": 1,
     }
     assert "3 bad raw items skipped (on_bad_input: skip)" in done.stderr
+
+
+# --- more cases, function by function ---------------------------------------------------------------------------
+
+
+def _nifti_with(tmp: Path, name: str, patch) -> Path:
+    """A small CT phantom saved as `name`, its 348-byte header changed by patch(nibabel header)."""
+    import nibabel as nib
+
+    header = nib.Nifti1Header()
+    header.set_data_dtype(np.int16)
+    header.set_data_shape((6, 6, 6))
+    header.set_sform(np.diag([0.8, 0.8, 2.0, 1.0]), code=1)
+    patch(header)
+    nib.save(nib.Nifti1Image(np.ones((6, 6, 6), np.int16), None, header=header), tmp / name)
+    return tmp / name
+
+
+def _claim_dims(path: Path, dims=(32767, 32767, 32767)) -> Path:
+    """The saved file's header rewritten to claim `dims` voxels (dim[1..3] are int16 at byte 42)."""
+    import struct
+
+    packed = path.name.endswith(".gz")
+    data = bytearray(gzip.decompress(path.read_bytes()) if packed else path.read_bytes())
+    data[42:48] = struct.pack("<3h", *dims)
+    path.write_bytes(gzip.compress(bytes(data)) if packed else bytes(data))
+    return path
+
+
+def _zero_geometry(header) -> None:
+    header["qform_code"] = 0
+    for key in ("srow_x", "srow_y", "srow_z"):
+        header[key] = 0
+
+
+def _nrrd(tmp: Path, name: str, lines: str, data: bytes = b"") -> Path:
+    (tmp / name).write_bytes(b"NRRD0004\n" + lines.encode() + b"\n" + data)
+    return tmp / name
+
+
+NRRD_SHORT = "type: short\ndimension: 3\nsizes: 4 4 4\nencoding: raw\nendian: little\n"
+
+
+def case_nifti_huge_gz(tmp):
+    return read_volume(_claim_dims(_nifti_with(tmp, "huge.nii.gz", lambda h: None)))
+
+
+def case_nifti_huge_uncompressed(tmp):
+    return read_volume(_claim_dims(_nifti_with(tmp, "huge.nii", lambda h: None), (600, 600, 600)))
+
+
+def case_nifti_rgb24(tmp):
+    import nibabel as nib
+
+    voxels = np.zeros((4, 4, 4), dtype=[("R", "u1"), ("G", "u1"), ("B", "u1")])
+    nib.save(nib.Nifti1Image(voxels, np.eye(4)), tmp / "rgb.nii.gz")
+    return read_volume(tmp / "rgb.nii.gz")
+
+
+def case_nifti_zero_affine(tmp):
+    return read_volume(_nifti_with(tmp, "flat.nii.gz", _zero_geometry))
+
+
+def case_nifti_zero_affine_canonical(tmp):
+    from preprocess.volumes.io import read_nifti_canonical
+
+    return read_nifti_canonical(_nifti_with(tmp, "flat2.nii.gz", _zero_geometry))
+
+
+def case_nifti_short_uncompressed(tmp):
+    path = _nifti_with(tmp, "cut.nii", lambda h: None)
+    path.write_bytes(path.read_bytes()[:600])
+    return read_volume(path)
+
+
+def case_nifti_cap_from_config(tmp):
+    from preprocess.volumes.io import Limits
+
+    return read_volume(_nifti_with(tmp, "small.nii.gz", lambda h: None), Limits(max_voxels=100))
+
+
+def case_nrrd_unsupported_type(tmp):
+    return read_volume(_nrrd(tmp, "block.nrrd", NRRD_SHORT.replace("short", "block")))
+
+
+def case_nrrd_huge(tmp):
+    return read_volume(_nrrd(tmp, "huge.nrrd", NRRD_SHORT.replace("4 4 4", "32767 32767 32767")))
+
+
+def case_nrrd_data_file_outside(tmp):
+    from preprocess.volumes.io import Limits
+
+    (tmp / "raw").mkdir()
+    header = NRRD_SHORT + "data file: /etc/passwd\n"
+    return read_volume(_nrrd(tmp / "raw", "detached.nrrd", header), Limits(root=tmp / "raw"))
+
+
+def case_nrrd_data_file_list(tmp):
+    return read_volume(_nrrd(tmp, "list.nrrd", NRRD_SHORT + "data file: LIST\n"))
+
+
+def case_split_csv_latin1(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "split.csv").write_bytes("split,original_image_path\ntrain,a.png\ntest,caf\xe9.png\n".encode("latin-1"))
+    return read_split_csv(tmp / "split.csv", ("original_image_path",))
+
+
+def case_split_csv_short_row(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "split.csv").write_text("folder_name,split\n12,train\n13\n")
+    return read_split_csv(tmp / "split.csv", ("folder_name",))
+
+
+VINDR_HEADER = "image_id,class_name,x_min,y_min,x_max,y_max\n"
+
+
+def _vindr(tmp, rows: str, bad=None):
+    from preprocess.convert.annotation_crop import read_vindr_cxr
+
+    (tmp / "annotations_test.csv").write_text(VINDR_HEADER + rows)
+    files = [(tmp / "annotations_test.csv", "test")]
+    return read_vindr_cxr(files) if bad is None else read_vindr_cxr(files, bad)
+
+
+def case_vindr_forty(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,1,2,30,40\nb,Nodule/Mass,forty,2,30,40\n")
+
+
+def case_vindr_forty_skipped(tmp):
+    seen = []
+    groups, _ = _vindr(tmp, "a,Nodule/Mass,1,2,30,40\nb,Nodule/Mass,forty,2,30,40\n", lambda i, e: seen.append(i))
+    return dict(groups), [Path(s).name for s in seen]
+
+
+def case_vindr_inverted_box(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,30,2,1,40\n")
+
+
+def case_vindr_short_row(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,1,2\n")
+
+
+def _categories(text: str):
+    from preprocess.convert.annotation_crop import finding_categories
+
+    return finding_categories(Path("vindr_detection_v1_folds.csv"), 7, {"finding_categories": text})
+
+
+def case_categories_without_brackets(tmp):
+    return _categories("'Mass'")
+
+
+def case_categories_not_names(tmp):
+    return _categories("['Mass', 3]")
+
+
+def case_categories_good(tmp):
+    return _categories("['Mass', 'Suspicious Calcification']")
+
+
+def _labels(values, names=8):
+    from preprocess.convert.medmnist import label_problems
+
+    return label_problems(np.array(values), [f"class{i}" for i in range(names)])
+
+
+def case_label_minus_one(tmp):
+    return _labels([[0], [-1], [7]])
+
+
+def case_label_99(tmp):
+    return _labels(np.array([[99], [1]], np.uint8))
+
+
+def case_multilabel_two(tmp):
+    return _labels(np.array([[0, 1, 0], [0, 2, 1]], np.uint8), names=3)
+
+
+def case_float_labels(tmp):
+    path = _npz(tmp / "floats.npz")
+    with np.load(path) as archive:
+        arrays = {key: archive[key] for key in archive}
+    arrays["test_labels"] = arrays["test_labels"].astype(np.float32)
+    np.savez_compressed(path, **arrays)
+    raise RawDataError("; ".join(structure_problems(path, SPEC)))
+
+
+def _name(**fields):
+    from preprocess.layout import fill
+
+    return fill("images/{image_id}.png", fields, "X/convert: param crop")
+
+
+def case_name_with_nul(tmp):
+    return _name(image_id="ab\0c")
+
+
+def case_name_300_bytes(tmp):
+    return _name(image_id="x" * 300)
+
+
+def case_name_with_backslash(tmp):
+    return _name(image_id="sub\\a")
+
+
+def case_name_dotdot(tmp):
+    return _name(image_id="../../escape")
+
+
+def case_member_name_too_long(tmp):
+    from preprocess.fsutil import safe_relative
+
+    return safe_relative("figures/" + "y" * 256 + ".jpg", "pmc_vqa image name")
+
+
+def case_parquet_zero_rows_named(tmp):
+    from preprocess.convert.parquet_extract import list_rows
+
+    (tmp / "data").mkdir()
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    pq.write_table(pa.table({"image": pa.array([], image)}), tmp / "data" / "Train-0.parquet")
+    return list_rows(tmp, ["data/Train-0.parquet"], "2D_Task/ROCO-VQA")
+
+
+def case_parquet_zero_rows_glob(tmp):
+    from preprocess.convert.parquet_extract import list_rows
+
+    (tmp / "data").mkdir()
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    pq.write_table(pa.table({"image": pa.array([], image)}), tmp / "data" / "test-0.parquet")
+    _parquet(tmp / "data" / "test-1.parquet", b"\x89PNG")
+    lines = []
+    return list_rows(tmp, ["data/test-*.parquet"], "2D_Task/VQA-RAD", lines.append), lines
+
+
+CASES.update(
+    {
+        "NIfTI .gz claiming 32767^3 voxels": (
+            case_nifti_huge_gz,
+            (RawDataError, r"huge.nii.gz: the header claims 32767 x 32767 x 32767 = \d+ voxels, more than max_volume"),
+        ),
+        "uncompressed NIfTI claiming more voxels than the file": (
+            case_nifti_huge_uncompressed,
+            (RawDataError, r"huge.nii: \d+ bytes, its header promises 432000352 .*truncated"),
+        ),
+        "RGB24 NIfTI": (case_nifti_rgb24, (RawDataError, r"rgb.nii.gz: voxel type .*RGB.* is not supported")),
+        "all-zero affine": (case_nifti_zero_affine, (RawDataError, r"flat.nii.gz: unusable geometry")),
+        "all-zero affine, canonical reader": (
+            case_nifti_zero_affine_canonical,
+            (RawDataError, r"flat2.nii.gz: unusable geometry"),
+        ),
+        "uncompressed NIfTI cut short": (
+            case_nifti_short_uncompressed,
+            (RawDataError, r"cut.nii: 600 bytes, its header promises 784"),
+        ),
+        "voxel cap from the config": (
+            case_nifti_cap_from_config,
+            (RawDataError, r"small.nii.gz: .*216 voxels, more than max_volume_voxels \(100\)"),
+        ),
+        "NRRD of an unsupported type": (case_nrrd_unsupported_type, (RawDataError, r"block.nrrd: voxel type 'block'")),
+        "NRRD claiming 32767^3 voxels": (case_nrrd_huge, (RawDataError, r"huge.nrrd: the header claims 32767 x")),
+        "NRRD data file outside the raw folder": (
+            case_nrrd_data_file_outside,
+            (RawDataError, r"detached.nrrd: its 'data file' '/etc/passwd' points outside the raw folder"),
+        ),
+        "NRRD data file LIST": (case_nrrd_data_file_list, (RawDataError, r"list.nrrd: data in several detached")),
+        "Latin-1 split CSV": (case_split_csv_latin1, (RawDataError, r"split.csv line 3: not UTF-8 \(byte 0xe9")),
+        "split CSV with a short row": (case_split_csv_short_row, (RawDataError, r"split.csv line 3: 1 cells")),
+        "VinDr box 'forty'": (
+            case_vindr_forty,
+            (RawDataError, r"annotations_test.csv line 3: box \{'x_min': 'forty'.* is not four numbers"),
+        ),
+        "VinDr box 'forty' skipped alone": (
+            case_vindr_forty_skipped,
+            lambda r: r == ({("a", "Nodule/Mass"): [(1, 2, 30, 40)]}, ["annotations_test.csv line 3"]),
+        ),
+        "VinDr inverted box": (case_vindr_inverted_box, (RawDataError, r"annotations_test.csv line 2: inverted box")),
+        "VinDr short row": (case_vindr_short_row, (RawDataError, r"annotations_test.csv line 2: box .* not four")),
+        "finding_categories without brackets": (
+            case_categories_without_brackets,
+            (RawDataError, r"vindr_detection_v1_folds.csv line 7: finding_categories \"'Mass'\" is not a list"),
+        ),
+        "finding_categories with a number": (
+            case_categories_not_names,
+            (RawDataError, r"vindr_detection_v1_folds.csv line 7: finding_categories .* is not a list of names"),
+        ),
+        "finding_categories as published": (
+            case_categories_good,
+            lambda r: r == ["Mass", "Suspicious Calcification"],
+        ),
+        "MedMNIST label -1": (
+            case_label_minus_one,
+            lambda r: r == {1: "label [-1] is not a class index 0..7 (8 class names in the registry)"},
+        ),
+        "MedMNIST label 99": (case_label_99, lambda r: list(r) == [0] and "label [99] is not a class index" in r[0]),
+        "multi-label value 2": (case_multilabel_two, lambda r: r == {1: "label [0, 2, 1] is not 0 or 1 (multi-label)"}),
+        "float MedMNIST labels": (
+            case_float_labels,
+            (RawDataError, r"floats.npz\[test_labels\]: dtype float32, expected integer class indices"),
+        ),
+        "name with a NUL": (case_name_with_nul, (RawDataError, r"X/convert: param crop: the name .* holds a NUL")),
+        "name of 300 bytes": (case_name_300_bytes, (RawDataError, r"has a component of 304 bytes \(at most 255\)")),
+        "name with a backslash": (case_name_with_backslash, (RawDataError, r"'images/sub\\\\a.png' made .* backslash")),
+        "name with ..": (case_name_dotdot, (RawDataError, r"climbs out with '..'")),
+        "archive member name too long": (
+            case_member_name_too_long,
+            (UnsafePathError, r"pmc_vqa image name: .* longer than 255 bytes"),
+        ),
+        "0-row parquet in a fixed file list": (
+            case_parquet_zero_rows_named,
+            (RawDataError, r"Train-0.parquet: 0 rows, no image to extract"),
+        ),
+        "0-row parquet among globbed files": (
+            case_parquet_zero_rows_glob,
+            lambda r: [Path(f).name for f, _ in r[0]] == ["test-1.parquet"] and "test-0.parquet: 0 rows" in r[1][0],
+        ),
+    }
+)
+
+
+def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
+    return {
+        str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in base.rglob("*")
+        if p.is_file() and p.relative_to(base).parts[0] not in allowed
+    }
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_corpus(tmp_path, name):
+    action, expected = CASES[name]
+    work = tmp_path / "work"
+    work.mkdir()
+    results = tmp_path / "results"
+    results.mkdir()
+    (tmp_path / "bystander.txt").write_text("must not change")
+    outside = _snapshot(tmp_path, ("work", "results"))
+    if isinstance(expected, tuple):
+        with pytest.raises(expected[0], match=expected[1]):
+            action(work)
+    else:
+        assert expected(action(work))
+    assert _snapshot(tmp_path, ("work", "results")) == outside

@@ -92,7 +92,9 @@ def label_problems(labels: np.ndarray, names: list[str]) -> dict[int, str]:
     multi = values.shape[1] > 1
     highest = 1 if multi else len(names) - 1
     rows = np.flatnonzero(((values < 0) | (values > highest)).any(axis=1)).tolist()
-    allowed = "0 or 1 (multi-label)" if multi else f"a class index 0..{highest} ({len(names)} class names in the registry)"
+    allowed = (
+        "0 or 1 (multi-label)" if multi else f"a class index 0..{highest} ({len(names)} class names in the registry)"
+    )
     return {row: f"label {values[row].tolist()} is not {allowed}" for row in rows}
 
 

@@ -249,7 +249,9 @@ class _Sequence(_Rule):
     def close(self) -> None:
         if self.reused:
             shown = "; ".join(self.reused[:5]) + ("; ..." if len(self.reused) > 5 else "")
-            self.ctx.log(f"{len(self.reused)} rows reuse an image_id with other bytes (each written by its counter): {shown}")
+            self.ctx.log(
+                f"{len(self.reused)} rows reuse an image_id with other bytes (each written by its counter): {shown}"
+            )
 
 
 class _SplitTable(_Rule):

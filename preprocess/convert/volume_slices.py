@@ -29,8 +29,8 @@ from preprocess.convert.outputs import Data, Png, Result
 from preprocess.errors import RawDataError
 from preprocess.layout import fill
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
-from preprocess.volumes.recipes import DATASETS, resolve
 from preprocess.volumes.io import Limits
+from preprocess.volumes.recipes import DATASETS, resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 
