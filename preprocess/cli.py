@@ -378,14 +378,30 @@ def cmd_status(args) -> int:
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         rows.append([subset.key, label, ok, paths, step])
     failed = any(r[1] in ("failed", "partially valid") for r in rows)
+    parts = _part_files(settings.data_basedir)
     if args.json:
         keys = ["subset", "state", "paths_ok", "paths", "next_step"]
-        print(json.dumps({"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}, indent=2))
+        found = {"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}
+        print(json.dumps({**found, "part_files": [str(p) for p in parts]}, indent=2))
         return 1 if failed else 0
     table = [[key, label[:60], f"{ok}/{paths}" if paths else "-", step] for key, label, ok, paths, step in rows]
     print(tables.render(["subset", "state", "paths ok", "next step"], table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
+    if parts:
+        print(
+            f"\n{len(parts)} temporary .part files left by interrupted runs (rerunning their conversion removes them):"
+        )
+        print("\n".join(f"  {p}" for p in parts[:20]) + (f"\n  ... {len(parts) - 20} more" if len(parts) > 20 else ""))
     return 1 if failed else 0
+
+
+def _part_files(data_basedir: Path) -> list[Path]:
+    """The temporary files (`*.part`) under DATA_BASEDIR: a write was cut between its data and its rename."""
+    if not data_basedir.is_dir():
+        return []
+    return sorted(
+        Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if name.endswith(".part")
+    )
 
 
 def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple[str, str]:
@@ -580,6 +596,22 @@ def main(argv=None, prog: str = "python -m preprocess") -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:  # outside any item: a full disk, a read-only or missing folder
+        print(
+            f"error: {exc.strerror or exc}: {exc.filename or ''}; make room, fix the permissions or the path, "
+            "then run again (finished files are kept)",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as exc:  # a fault no check names yet: one line, the traceback only on request
+        if os.environ.get("MEDHEB_TRACEBACK"):
+            raise
+        print(
+            f"error: unexpected {type(exc).__name__}: {exc}; please report it (MEDHEB_TRACEBACK=1 shows where "
+            "it happened)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 def run() -> None:

@@ -30,6 +30,7 @@ class Settings:
     drr: dict
     shards: dict
     progress_interval: float
+    max_volume_voxels: int
     raw_root_given: bool = True  # False: a DATA_BASEDIR-only command filled raw_root in itself
 
     def verifies_checksums(self, source_id: str) -> bool:

@@ -83,6 +83,26 @@ class ChecksumCache:
             atomic_write_json(self.path, self.entries)
 
 
+NAME_MAX = 255  # bytes per path component on the usual Linux file systems
+
+
+def name_problem(name: str) -> str | None:
+    """Why a relative output name built from raw data cannot be used as it is, or None."""
+    if "\0" in name:
+        return "holds a NUL character"
+    if "\\" in name:
+        return "holds a backslash (names use '/')"
+    if name.startswith("/"):
+        return "is absolute"
+    parts = name.split("/")
+    if ".." in parts:
+        return "climbs out with '..'"
+    longest = max(parts, key=lambda part: len(part.encode("utf-8", "surrogateescape")))
+    if len(longest.encode("utf-8", "surrogateescape")) > NAME_MAX:
+        return f"has a component of {len(longest.encode('utf-8', 'surrogateescape'))} bytes (at most {NAME_MAX})"
+    return None
+
+
 def safe_relative(path_text: str, what: str) -> PurePosixPath:
     """A relative POSIX path that does not climb out of its folder; raise UnsafePathError otherwise."""
     if not isinstance(path_text, str) or not path_text:
@@ -90,6 +110,8 @@ def safe_relative(path_text: str, what: str) -> PurePosixPath:
     if "\\" in path_text or "\0" in path_text:
         # the evaluation joins paths with os.path.join on POSIX: a backslash is part of a file name there
         raise UnsafePathError(f"{what}: path {path_text!r} holds a backslash or NUL (paths use '/')")
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path_text.split("/")):
+        raise UnsafePathError(f"{what}: path {path_text[:80]!r}... has a component longer than {NAME_MAX} bytes")
     pure = PurePosixPath(path_text)
     if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
         raise UnsafePathError(f"{what}: absolute path {path_text!r} is not allowed (paths are relative)")

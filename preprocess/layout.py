@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.errors import RegistryError
+from preprocess.errors import RawDataError, RegistryError
+from preprocess.fsutil import name_problem
 from preprocess.registry import Source, Subset, Task
 
 RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
@@ -77,9 +78,16 @@ def fill(template: str, fields: dict, where: str) -> str:
     """A name template of the registry filled with an item's fields; a template asking for a field the
     recipe does not give is named (`where`: the subset, conversion and parameter)."""
     try:
-        return template.format(**fields)
+        name = template.format(**fields)
     except (KeyError, IndexError, ValueError, AttributeError) as exc:
         raise RegistryError(
             f"{where} {template!r} uses a field this recipe does not fill ({type(exc).__name__}: {exc}); "
             f"its fields are {', '.join(sorted(fields)) or 'none'}"
         ) from None
+    problem = name_problem(name)
+    if problem is not None:  # a field taken from raw data (a CSV cell, a parquet column, an archive member)
+        raise RawDataError(
+            f"{where}: the name {name[:120]!r} made from the raw data {problem}; the raw file is damaged or not "
+            "the published one (leave the item out with on_bad_input: skip)"
+        )
+    return name

@@ -222,6 +222,8 @@ def structure_problems(path: Path, spec: dict) -> list[str]:
                     if info.shape != shape:
                         problems.append(f"{path.name}[{key}]: shape {info.shape}, expected {shape}")
                     problem = key.endswith("_images") and _dtype_problem(info.dtype, spec["dims"])
+                    if key.endswith("_labels") and info.dtype.kind not in "iub":
+                        problem = "integer class indices"
                     if problem:
                         problems.append(f"{path.name}[{key}]: dtype {info.dtype}, expected {problem}")
             return problems

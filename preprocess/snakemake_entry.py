@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -96,6 +97,13 @@ STEPS = {
 }
 
 
+def _fail(smk, text: str) -> None:
+    """The error in the rule's log (stdout is the log here) and, with the log's name, on the terminal."""
+    print(f"error: {text}", flush=True)
+    print(f"error in rule {smk.rule} (log {smk.log[0]}): {text}", file=sys.__stderr__, flush=True)
+    raise SystemExit(1) from None
+
+
 def run(smk) -> None:
     Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
@@ -103,9 +111,15 @@ def run(smk) -> None:
         try:
             STEPS[smk.rule](smk, steps.Build(settings_from_dict(dict(smk.config)), results=layout.RESULTS))
         except PreprocessError as exc:
-            print(f"error: {exc}", flush=True)
-            print(f"error in rule {smk.rule}: {exc}", file=sys.__stderr__, flush=True)
-            raise SystemExit(1) from None
+            _fail(smk, str(exc))
         except KeyboardInterrupt:
             print(INTERRUPTED, flush=True)
             raise SystemExit(130) from None
+        except Exception as exc:  # a fault no check names: the traceback goes to the log, not the terminal
+            traceback.print_exc(file=log)
+            wildcards = ", ".join(f"{k}={v}" for k, v in dict(smk.wildcards).items())
+            _fail(
+                smk,
+                f"unexpected {type(exc).__name__}: {exc} (step {smk.rule}{', ' + wildcards if wildcards else ''}; "
+                "the traceback is in the log: please report it with the log)",
+            )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,12 +20,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conftest import REPO, demo_settings
-from preprocess import boxes, steps
+from conftest import REPO, demo_config_file, demo_settings, demo_values
+from preprocess import boxes, cli, steps
 from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
 from preprocess.dicomio import read_dicom
-from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.errors import OutputConflictError, RawDataError, UnsafePathError
 from preprocess.extract.archive import SafeArchive
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import NpzFile, structure_problems
@@ -226,7 +230,10 @@ def case_symlink_out_of_root(tmp):
 CASES = {
     "truncated .nii.gz": (case_truncated_nifti, (RawDataError, r"a.nii.gz: .*truncated")),
     "NIfTI with a corrupt header": (case_nifti_corrupt_header, (RawDataError, r"b.nii.gz: unreadable NIfTI header")),
-    "NRRD with a wrong size": (case_nrrd_wrong_size, (RawDataError, r"c.nrrd: unreadable NRRD")),
+    "NRRD with a wrong size": (
+        case_nrrd_wrong_size,
+        (RawDataError, r"c.nrrd: 30 data bytes, its header promises 1458"),
+    ),
     "npz missing a key": (case_npz_missing_key, (RawDataError, r"d.npz: no array 'val_labels'")),
     "npz with wrong shapes": (
         case_npz_wrong_shape,
@@ -281,31 +288,6 @@ CASES = {
         lambda r: r.unsafe == 1 and "outside the image root" in r.failures[0].reason,
     ),
 }
-
-
-def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
-    return {
-        str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
-        for p in base.rglob("*")
-        if p.is_file() and p.relative_to(base).parts[0] not in allowed
-    }
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_bad_input_corpus(tmp_path, name):
-    action, expected = CASES[name]
-    work = tmp_path / "work"
-    work.mkdir()
-    results = tmp_path / "results"
-    results.mkdir()
-    (tmp_path / "bystander.txt").write_text("must not change")
-    outside = _snapshot(tmp_path, ("work", "results"))
-    if isinstance(expected, tuple):
-        with pytest.raises(expected[0], match=expected[1]):
-            action(work)
-    else:
-        assert expected(action(work))
-    assert _snapshot(tmp_path, ("work", "results")) == outside
 
 
 def test_release_file_with_other_bytes_is_kept_or_replaced_with_a_report(demo, capsys):
@@ -401,3 +383,985 @@ def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
         "cju0roawvklrq0799vmjorwfv": 1,
     }
     assert "3 bad raw items skipped (on_bad_input: skip)" in done.stderr
+
+
+# --- more cases, function by function ---------------------------------------------------------------------------
+
+
+def _nifti_with(tmp: Path, name: str, patch) -> Path:
+    """A small CT phantom saved as `name`, its 348-byte header changed by patch(nibabel header)."""
+    import nibabel as nib
+
+    header = nib.Nifti1Header()
+    header.set_data_dtype(np.int16)
+    header.set_data_shape((6, 6, 6))
+    header.set_sform(np.diag([0.8, 0.8, 2.0, 1.0]), code=1)
+    patch(header)
+    nib.save(nib.Nifti1Image(np.ones((6, 6, 6), np.int16), None, header=header), tmp / name)
+    return tmp / name
+
+
+def _claim_dims(path: Path, dims=(32767, 32767, 32767)) -> Path:
+    """The saved file's header rewritten to claim `dims` voxels (dim[1..3] are int16 at byte 42)."""
+    import struct
+
+    packed = path.name.endswith(".gz")
+    data = bytearray(gzip.decompress(path.read_bytes()) if packed else path.read_bytes())
+    data[42:48] = struct.pack("<3h", *dims)
+    path.write_bytes(gzip.compress(bytes(data)) if packed else bytes(data))
+    return path
+
+
+def _zero_geometry(header) -> None:
+    header["qform_code"] = 0
+    for key in ("srow_x", "srow_y", "srow_z"):
+        header[key] = 0
+
+
+def _nrrd(tmp: Path, name: str, lines: str, data: bytes = b"") -> Path:
+    (tmp / name).write_bytes(b"NRRD0004\n" + lines.encode() + b"\n" + data)
+    return tmp / name
+
+
+NRRD_SHORT = "type: short\ndimension: 3\nsizes: 4 4 4\nencoding: raw\nendian: little\n"
+
+
+def case_nifti_huge_gz(tmp):
+    return read_volume(_claim_dims(_nifti_with(tmp, "huge.nii.gz", lambda h: None)))
+
+
+def case_nifti_huge_uncompressed(tmp):
+    return read_volume(_claim_dims(_nifti_with(tmp, "huge.nii", lambda h: None), (600, 600, 600)))
+
+
+def case_nifti_rgb24(tmp):
+    import nibabel as nib
+
+    voxels = np.zeros((4, 4, 4), dtype=[("R", "u1"), ("G", "u1"), ("B", "u1")])
+    nib.save(nib.Nifti1Image(voxels, np.eye(4)), tmp / "rgb.nii.gz")
+    return read_volume(tmp / "rgb.nii.gz")
+
+
+def case_nifti_zero_affine(tmp):
+    return read_volume(_nifti_with(tmp, "flat.nii.gz", _zero_geometry))
+
+
+def case_nifti_zero_affine_canonical(tmp):
+    from preprocess.volumes.io import read_nifti_canonical
+
+    return read_nifti_canonical(_nifti_with(tmp, "flat2.nii.gz", _zero_geometry))
+
+
+def case_nifti_short_uncompressed(tmp):
+    path = _nifti_with(tmp, "cut.nii", lambda h: None)
+    path.write_bytes(path.read_bytes()[:600])
+    return read_volume(path)
+
+
+def case_nifti_cap_from_config(tmp):
+    from preprocess.volumes.io import Limits
+
+    return read_volume(_nifti_with(tmp, "small.nii.gz", lambda h: None), Limits(max_voxels=100))
+
+
+def case_nrrd_unsupported_type(tmp):
+    return read_volume(_nrrd(tmp, "block.nrrd", NRRD_SHORT.replace("short", "block")))
+
+
+def case_nrrd_huge(tmp):
+    return read_volume(_nrrd(tmp, "huge.nrrd", NRRD_SHORT.replace("4 4 4", "32767 32767 32767")))
+
+
+def case_nrrd_data_file_outside(tmp):
+    from preprocess.volumes.io import Limits
+
+    (tmp / "raw").mkdir()
+    header = NRRD_SHORT + "data file: /etc/passwd\n"
+    return read_volume(_nrrd(tmp / "raw", "detached.nrrd", header), Limits(root=tmp / "raw"))
+
+
+def case_nrrd_data_file_list(tmp):
+    return read_volume(_nrrd(tmp, "list.nrrd", NRRD_SHORT + "data file: LIST\n"))
+
+
+def case_split_csv_latin1(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "split.csv").write_bytes("split,original_image_path\ntrain,a.png\ntest,caf\xe9.png\n".encode("latin-1"))
+    return read_split_csv(tmp / "split.csv", ("original_image_path",))
+
+
+def case_split_csv_short_row(tmp):
+    from preprocess.csvio import read_split_csv
+
+    (tmp / "split.csv").write_text("folder_name,split\n12,train\n13\n")
+    return read_split_csv(tmp / "split.csv", ("folder_name",))
+
+
+VINDR_HEADER = "image_id,class_name,x_min,y_min,x_max,y_max\n"
+
+
+def _vindr(tmp, rows: str, bad=None):
+    from preprocess.convert.annotation_crop import read_vindr_cxr
+
+    (tmp / "annotations_test.csv").write_text(VINDR_HEADER + rows)
+    files = [(tmp / "annotations_test.csv", "test")]
+    return read_vindr_cxr(files) if bad is None else read_vindr_cxr(files, bad)
+
+
+def case_vindr_forty(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,1,2,30,40\nb,Nodule/Mass,forty,2,30,40\n")
+
+
+def case_vindr_forty_skipped(tmp):
+    seen = []
+    groups, _ = _vindr(tmp, "a,Nodule/Mass,1,2,30,40\nb,Nodule/Mass,forty,2,30,40\n", lambda i, e: seen.append(i))
+    return dict(groups), [Path(s).name for s in seen]
+
+
+def case_vindr_inverted_box(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,30,2,1,40\n")
+
+
+def case_vindr_short_row(tmp):
+    return _vindr(tmp, "a,Nodule/Mass,1,2\n")
+
+
+def _categories(text: str):
+    from preprocess.convert.annotation_crop import finding_categories
+
+    return finding_categories(Path("vindr_detection_v1_folds.csv"), 7, {"finding_categories": text})
+
+
+def case_categories_without_brackets(tmp):
+    return _categories("'Mass'")
+
+
+def case_categories_not_names(tmp):
+    return _categories("['Mass', 3]")
+
+
+def case_categories_good(tmp):
+    return _categories("['Mass', 'Suspicious Calcification']")
+
+
+def _labels(values, names=8):
+    from preprocess.convert.medmnist import label_problems
+
+    return label_problems(np.array(values), [f"class{i}" for i in range(names)])
+
+
+def case_label_minus_one(tmp):
+    return _labels([[0], [-1], [7]])
+
+
+def case_label_99(tmp):
+    return _labels(np.array([[99], [1]], np.uint8))
+
+
+def case_multilabel_two(tmp):
+    return _labels(np.array([[0, 1, 0], [0, 2, 1]], np.uint8), names=3)
+
+
+def case_float_labels(tmp):
+    path = _npz(tmp / "floats.npz")
+    with np.load(path) as archive:
+        arrays = {key: archive[key] for key in archive}
+    arrays["test_labels"] = arrays["test_labels"].astype(np.float32)
+    np.savez_compressed(path, **arrays)
+    raise RawDataError("; ".join(structure_problems(path, SPEC)))
+
+
+def _name(**fields):
+    from preprocess.layout import fill
+
+    return fill("images/{image_id}.png", fields, "X/convert: param crop")
+
+
+def case_name_with_nul(tmp):
+    return _name(image_id="ab\0c")
+
+
+def case_name_300_bytes(tmp):
+    return _name(image_id="x" * 300)
+
+
+def case_name_with_backslash(tmp):
+    return _name(image_id="sub\\a")
+
+
+def case_name_dotdot(tmp):
+    return _name(image_id="../../escape")
+
+
+def case_member_name_too_long(tmp):
+    from preprocess.fsutil import safe_relative
+
+    return safe_relative("figures/" + "y" * 256 + ".jpg", "pmc_vqa image name")
+
+
+def case_parquet_zero_rows_named(tmp):
+    from preprocess.convert.parquet_extract import list_rows
+
+    (tmp / "data").mkdir()
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    pq.write_table(pa.table({"image": pa.array([], image)}), tmp / "data" / "Train-0.parquet")
+    return list_rows(tmp, ["data/Train-0.parquet"], "2D_Task/ROCO-VQA")
+
+
+def case_parquet_zero_rows_glob(tmp):
+    from preprocess.convert.parquet_extract import list_rows
+
+    (tmp / "data").mkdir()
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    pq.write_table(pa.table({"image": pa.array([], image)}), tmp / "data" / "test-0.parquet")
+    _parquet(tmp / "data" / "test-1.parquet", b"\x89PNG")
+    lines = []
+    return list_rows(tmp, ["data/test-*.parquet"], "2D_Task/VQA-RAD", lines.append), lines
+
+
+CASES.update(
+    {
+        "NIfTI .gz claiming 32767^3 voxels": (
+            case_nifti_huge_gz,
+            (RawDataError, r"huge.nii.gz: the header claims 32767 x 32767 x 32767 = \d+ voxels, more than max_volume"),
+        ),
+        "uncompressed NIfTI claiming more voxels than the file": (
+            case_nifti_huge_uncompressed,
+            (RawDataError, r"huge.nii: \d+ bytes, its header promises 432000352 .*truncated"),
+        ),
+        "RGB24 NIfTI": (case_nifti_rgb24, (RawDataError, r"rgb.nii.gz: voxel type .*RGB.* is not supported")),
+        "all-zero affine": (case_nifti_zero_affine, (RawDataError, r"flat.nii.gz: unusable geometry")),
+        "all-zero affine, canonical reader": (
+            case_nifti_zero_affine_canonical,
+            (RawDataError, r"flat2.nii.gz: unusable geometry"),
+        ),
+        "uncompressed NIfTI cut short": (
+            case_nifti_short_uncompressed,
+            (RawDataError, r"cut.nii: 600 bytes, its header promises 784"),
+        ),
+        "voxel cap from the config": (
+            case_nifti_cap_from_config,
+            (RawDataError, r"small.nii.gz: .*216 voxels, more than max_volume_voxels \(100\)"),
+        ),
+        "NRRD of an unsupported type": (case_nrrd_unsupported_type, (RawDataError, r"block.nrrd: voxel type 'block'")),
+        "NRRD claiming 32767^3 voxels": (case_nrrd_huge, (RawDataError, r"huge.nrrd: the header claims 32767 x")),
+        "NRRD data file outside the raw folder": (
+            case_nrrd_data_file_outside,
+            (RawDataError, r"detached.nrrd: its 'data file' '/etc/passwd' points outside the raw folder"),
+        ),
+        "NRRD data file LIST": (case_nrrd_data_file_list, (RawDataError, r"list.nrrd: data in several detached")),
+        "Latin-1 split CSV": (case_split_csv_latin1, (RawDataError, r"split.csv line 3: not UTF-8 \(byte 0xe9")),
+        "split CSV with a short row": (case_split_csv_short_row, (RawDataError, r"split.csv line 3: 1 cells")),
+        "VinDr box 'forty'": (
+            case_vindr_forty,
+            (RawDataError, r"annotations_test.csv line 3: box \{'x_min': 'forty'.* is not four numbers"),
+        ),
+        "VinDr box 'forty' skipped alone": (
+            case_vindr_forty_skipped,
+            lambda r: r == ({("a", "Nodule/Mass"): [(1, 2, 30, 40)]}, ["annotations_test.csv line 3"]),
+        ),
+        "VinDr inverted box": (case_vindr_inverted_box, (RawDataError, r"annotations_test.csv line 2: inverted box")),
+        "VinDr short row": (case_vindr_short_row, (RawDataError, r"annotations_test.csv line 2: box .* not four")),
+        "finding_categories without brackets": (
+            case_categories_without_brackets,
+            (RawDataError, r"vindr_detection_v1_folds.csv line 7: finding_categories \"'Mass'\" is not a list"),
+        ),
+        "finding_categories with a number": (
+            case_categories_not_names,
+            (RawDataError, r"vindr_detection_v1_folds.csv line 7: finding_categories .* is not a list of names"),
+        ),
+        "finding_categories as published": (
+            case_categories_good,
+            lambda r: r == ["Mass", "Suspicious Calcification"],
+        ),
+        "MedMNIST label -1": (
+            case_label_minus_one,
+            lambda r: r == {1: "label [-1] is not a class index 0..7 (8 class names in the registry)"},
+        ),
+        "MedMNIST label 99": (case_label_99, lambda r: list(r) == [0] and "label [99] is not a class index" in r[0]),
+        "multi-label value 2": (case_multilabel_two, lambda r: r == {1: "label [0, 2, 1] is not 0 or 1 (multi-label)"}),
+        "float MedMNIST labels": (
+            case_float_labels,
+            (RawDataError, r"floats.npz\[test_labels\]: dtype float32, expected integer class indices"),
+        ),
+        "name with a NUL": (case_name_with_nul, (RawDataError, r"X/convert: param crop: the name .* holds a NUL")),
+        "name of 300 bytes": (case_name_300_bytes, (RawDataError, r"has a component of 304 bytes \(at most 255\)")),
+        "name with a backslash": (case_name_with_backslash, (RawDataError, r"'images/sub\\\\a.png' made .* backslash")),
+        "name with ..": (case_name_dotdot, (RawDataError, r"climbs out with '..'")),
+        "archive member name too long": (
+            case_member_name_too_long,
+            (UnsafePathError, r"pmc_vqa image name: .* longer than 255 bytes"),
+        ),
+        "0-row parquet in a fixed file list": (
+            case_parquet_zero_rows_named,
+            (RawDataError, r"Train-0.parquet: 0 rows, no image to extract"),
+        ),
+        "0-row parquet among globbed files": (
+            case_parquet_zero_rows_glob,
+            lambda r: [Path(f).name for f, _ in r[0]] == ["test-1.parquet"] and "test-0.parquet: 0 rows" in r[1][0],
+        ),
+    }
+)
+
+
+def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
+    return {
+        str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in base.rglob("*")
+        if p.is_file() and p.relative_to(base).parts[0] not in allowed
+    }
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_corpus(tmp_path, name):
+    action, expected = CASES[name]
+    work = tmp_path / "work"
+    work.mkdir()
+    results = tmp_path / "results"
+    results.mkdir()
+    (tmp_path / "bystander.txt").write_text("must not change")
+    outside = _snapshot(tmp_path, ("work", "results"))
+    if isinstance(expected, tuple):
+        with pytest.raises(expected[0], match=expected[1]):
+            action(work)
+    else:
+        assert expected(action(work))
+    assert _snapshot(tmp_path, ("work", "results")) == outside
+
+
+# --- the corpus through the CLI: a demo copy with one planted fault, `convert` in-process -------------------------
+
+
+def _tree(base: Path, skip: tuple[Path, ...]) -> dict:
+    """Every entry under base (but the skipped folders): size, mtime and mode; links by their target."""
+    found = {}
+    for root, folders, names in os.walk(base):
+        folders[:] = [f for f in folders if Path(root, f) not in skip]
+        for name in names + folders:
+            path = Path(root, name)
+            info = path.lstat()
+            target = os.readlink(path) if path.is_symlink() else None
+            found[str(path.relative_to(base))] = (info.st_size, info.st_mtime_ns, info.st_mode, target)
+    return found
+
+
+class Planted:
+    """A demo copy under tmp to plant one fault in (`raw`), then `convert` it through cli.main: the exit code,
+    the printed text, and a check that nothing but DATA_BASEDIR and results changed under tmp."""
+
+    def __init__(self, tmp: Path, template: Path):
+        self.tmp, self.demo = tmp, tmp / "demo"
+        shutil.copytree(template, self.demo, symlinks=True)
+        self.raw, self.data = self.demo / "raw", self.demo / "DATA_BASEDIR"
+        self.results = tmp / "results"
+
+    def convert(self, subset: str, *extra: str, **config) -> tuple[int, str]:
+        values = {**demo_values(self.demo), "verify_checksums": False, **config}
+        config_file = self.tmp / "config.json"
+        config_file.write_text(json.dumps(values))
+        skip = (self.data, self.results)
+        before = _tree(self.tmp, skip)
+        argv = ["convert", subset, "--config", str(config_file), "--results", str(self.results), *extra]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = cli.main(argv)
+        assert _tree(self.tmp, skip) == before, "something outside DATA_BASEDIR and results changed"
+        text = out.getvalue()
+        assert "Traceback" not in text, text
+        return code, text
+
+
+@pytest.fixture
+def planted(tmp_path, demo_template) -> Planted:
+    return Planted(tmp_path, demo_template)
+
+
+def _edit_csv(path: Path, line: int, old: str, new: str) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    assert old in lines[line - 1], lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    path.write_text("".join(lines))
+
+
+def _edit_npz(path: Path, key: str, change) -> None:
+    with np.load(path) as archive:
+        arrays = {name: archive[name] for name in archive}
+    arrays[key] = change(arrays[key])
+    np.savez_compressed(path, **arrays)
+
+
+def _edit_parquet(path: Path, column: str, change) -> None:
+    table = pq.read_table(path)
+    values = change(table.column(column).to_pylist())
+    index = table.schema.get_field_index(column)
+    table = table.set_column(index, table.schema.field(index), pa.array(values, table.schema.field(index).type))
+    pq.write_table(table, path)
+
+
+def _set_label(row: int, value, dtype=np.int64):
+    def change(labels):
+        labels = labels.astype(dtype)
+        labels[row] = value
+        return labels
+
+    return change
+
+
+def plant_vindr_forty(p):
+    _edit_csv(p.raw / "vindr-cxr/annotations/annotations_test.csv", 2, "20.4", "forty")
+
+
+def plant_vindr_inverted(p):
+    _edit_csv(p.raw / "vindr-cxr/annotations/annotations_test.csv", 2, "20.4,30.9,30.2", "40.4,30.9,30.2")
+
+
+def plant_vindr_short_row(p):
+    _edit_csv(p.raw / "vindr-cxr/annotations/annotations_test.csv", 2, ",30.2,40.7", "")
+
+
+def _mammo_csv(p) -> Path:
+    return p.raw / "vindr-mammo/vindr_detection_v1_folds.csv"
+
+
+def _mammo_line(p, needle: str) -> int:
+    return next(n for n, line in enumerate(_mammo_csv(p).read_text().splitlines(), 1) if needle in line)
+
+
+def plant_mammo_bare_category(p):
+    line = _mammo_line(p, "['Mass']")
+    _edit_csv(_mammo_csv(p), line, "\"['Mass']\"", "'Mass'")
+    p.line = line
+
+
+def plant_mammo_forty(p):
+    import csv as csvlib
+
+    rows = list(csvlib.DictReader(_mammo_csv(p).open()))
+    index = next(i for i, row in enumerate(rows) if row["resized_xmin"].strip())
+    rows[index]["resized_xmin"] = "forty"
+    with _mammo_csv(p).open("w", newline="") as handle:
+        writer = csvlib.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    p.line = index + 2
+
+
+BLOOD = "MedMNIST/bloodmnist_224.npz"
+CHEST = "MedMNIST/chestmnist_224.npz"
+
+
+def plant_label_minus_one(p):
+    _edit_npz(p.raw / BLOOD, "test_labels", _set_label(2, -1))
+
+
+def plant_label_99(p):
+    _edit_npz(p.raw / BLOOD, "test_labels", _set_label(1, 99, np.uint8))
+
+
+def plant_float_labels(p):
+    _edit_npz(p.raw / BLOOD, "test_labels", lambda labels: labels.astype(np.float32))
+
+
+def plant_multilabel_two(p):
+    _edit_npz(p.raw / CHEST, "test_labels", _set_label(0, [2] + [0] * 13, np.uint8))
+
+
+PANNUKE_FOLD1 = "PanNuke/data/fold1-00000-of-00001.parquet"
+
+
+def plant_tissue_25(p):
+    _edit_parquet(p.raw / PANNUKE_FOLD1, "tissue", lambda values: [25, *values[1:]])
+
+
+def plant_kvasir_latin1(p):
+    path = p.raw / "Kvasir-SEG/split.csv"
+    path.write_bytes(path.read_bytes() + "test,caf\xe9.png\n".encode("latin-1"))
+    p.line = path.read_bytes().count(b"\n")
+
+
+def plant_kvasir_short_row(p):
+    path = p.raw / "Kvasir-SEG/split.csv"
+    path.write_text(path.read_text() + "test\n")
+    p.line = path.read_text().count("\n")
+
+
+def plant_cirrmri_latin1(p):
+    path = p.raw / "CirrMRI600+/Cirrhosis_T1_slide_folders.csv"
+    path.write_bytes(path.read_bytes() + "caf\xe9,test\n".encode("latin-1"))
+    p.line = path.read_bytes().count(b"\n")
+
+
+ROCO = "ROCO-QA/data/Train-00000-of-00001-91a106d1a22c7cc9.parquet"
+
+
+def plant_roco_reused_id(p):
+    _edit_parquet(p.raw / ROCO, "image_id", lambda ids: [ids[0]] * len(ids))
+
+
+def plant_roco_zero_rows(p):
+    table = pq.read_table(p.raw / ROCO)
+    pq.write_table(table.slice(0, 0), p.raw / ROCO)
+
+
+def plant_vqa_rad_zero_rows(p):
+    source = next((p.raw / "vqa-rad/data").glob("test-*.parquet"))
+    pq.write_table(pq.read_table(source).slice(0, 0), source.with_name("test-00000-of-00002-empty.parquet"))
+
+
+def _ct_rate_volume(p) -> Path:
+    return next((p.raw / "CT-RATE").rglob("valid_2_a_1.nii.gz"))
+
+
+def plant_ct_huge_header(p):
+    _claim_dims(_ct_rate_volume(p))
+
+
+def plant_ct_rgb24(p):
+    import nibabel as nib
+
+    voxels = np.zeros((4, 4, 4), dtype=[("R", "u1"), ("G", "u1"), ("B", "u1")])
+    nib.save(nib.Nifti1Image(voxels, np.eye(4)), _ct_rate_volume(p))
+
+
+def plant_ct_zero_affine(p):
+    _nifti_with(_ct_rate_volume(p).parent, _ct_rate_volume(p).name, _zero_geometry)
+
+
+def _allow_fewer(p, source: str) -> None:
+    """The demo's registry overrides with the source's file counts lowered to 1 (a planted fault removes one)."""
+    overrides = yaml.safe_load((p.demo / "registry-overrides.yaml").read_text())
+    for spec in overrides["sources"][source]["files"]:
+        if "min_count" in spec:
+            spec["min_count"] = 1
+    (p.demo / "registry-overrides.yaml").write_text(yaml.safe_dump(overrides))
+
+
+def plant_ct_gunzipped(p):
+    _allow_fewer(p, "ct_rate")
+    volume = _ct_rate_volume(p)
+    volume.with_suffix("").write_bytes(gzip.decompress(volume.read_bytes()))
+    volume.unlink()
+
+
+def _hanseg_ct(p) -> Path:
+    return next((p.raw / "HaN-Seg").rglob("case_02_IMG_CT.nrrd"))
+
+
+def _detach(p, value: str) -> None:
+    """The CT NRRD's header with its data moved out to `data file: value`."""
+    path = _hanseg_ct(p)
+    head = path.read_bytes().split(b"\n\n", 1)[0].decode("latin-1")
+    path.write_bytes((head + f"\ndata file: {value}\n\n").encode("latin-1"))
+
+
+def plant_nrrd_etc_passwd(p):
+    _detach(p, "/etc/passwd")
+
+
+def plant_nrrd_outside_file(p):
+    outside = p.tmp / "outside-secret.raw"
+    outside.write_bytes(b"\x00" * 100000)
+    _detach(p, os.path.relpath(outside, _hanseg_ct(p).parent))
+
+
+def plant_nrrd_symlinked_outside(p):
+    outside = p.tmp / "outside-secret.raw"
+    outside.write_bytes(b"\x00" * 100000)
+    os.symlink(outside, _hanseg_ct(p).parent / "case_02_IMG_CT.raw")
+    _detach(p, "case_02_IMG_CT.raw")
+
+
+def plant_pmc_long_name(p):
+    path = p.raw / "PMC-VQA/test.csv"
+    path.write_text(path.read_text() + "PMC" + "9" * 300 + ".jpg,What is shown?,CT,CT,MRI,US,X-ray,A\n")
+
+
+def plant_pmc_backslash_name(p):
+    path = p.raw / "PMC-VQA/test.csv"
+    path.write_text(path.read_text() + "figs\\PMC1.jpg,What is shown?,CT,CT,MRI,US,X-ray,A\n")
+
+
+def plant_pmc_nul_name(p):
+    path = p.raw / "PMC-VQA/test.csv"
+    path.write_text(path.read_text() + "PMC1\0.jpg,What is shown?,CT,CT,MRI,US,X-ray,A\n")
+
+
+def plant_stale_part(p):
+    """A .part file of this job's tag, left by a kill between write and rename; its lock file says done."""
+    folder = p.data / "2D_Images/APTOS"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_images.png.image_folder-0of1.part").write_bytes(b"half a file")
+    locks = p.data / ".medheb-locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    (locks / "2D_Task__APTOS__image_folder.0-of-1.lock").write_text("done\n")
+
+
+def _line(pattern: str):
+    """A message pattern with {line}: filled with the line the planting function recorded."""
+    return lambda p: pattern.format(line=p.line)
+
+
+# name: (plant(p), subset, config, exit code, message pattern (str, or p -> str))
+CLI_CASES = {
+    "VinDr-CXR 'forty'": (
+        plant_vindr_forty,
+        "2D_Task/VindrCXR",
+        {},
+        2,
+        r"annotations_test.csv line 2: box \{'x_min': 'forty'.* is not four numbers",
+    ),
+    "VinDr-CXR 'forty', skip": (
+        plant_vindr_forty,
+        "2D_Task/VindrCXR",
+        {"on_bad_input": "skip"},
+        0,
+        r"skipped \S+annotations_test.csv line 2: .*forty(.|\n)*1 bad items skipped",
+    ),
+    "VinDr-CXR inverted box": (
+        plant_vindr_inverted,
+        "2D_Task/VindrCXR",
+        {},
+        2,
+        r"annotations_test.csv line 2: inverted box",
+    ),
+    "VinDr-CXR short row": (
+        plant_vindr_short_row,
+        "2D_Task/VindrCXR",
+        {},
+        2,
+        r"annotations_test.csv line 2: box .*None.* is not four numbers",
+    ),
+    "VinDr-Mammo 'Mass' without brackets": (
+        plant_mammo_bare_category,
+        "2D_Task/VindrMammo",
+        {},
+        2,
+        _line(r"vindr_detection_v1_folds.csv line {line}: finding_categories \"'Mass'\" is not a list of names"),
+    ),
+    "VinDr-Mammo 'Mass' without brackets, skip": (
+        plant_mammo_bare_category,
+        "2D_Task/VindrMammo",
+        {"on_bad_input": "skip"},
+        0,
+        _line(r"skipped \S+vindr_detection_v1_folds.csv line {line}: (.|\n)*1 bad items skipped"),
+    ),
+    "VinDr-Mammo 'forty'": (
+        plant_mammo_forty,
+        "2D_Task/VindrMammo",
+        {},
+        2,
+        _line(r"vindr_detection_v1_folds.csv line {line}: box \{{'resized_xmin': 'forty'"),
+    ),
+    "MedMNIST label -1": (
+        plant_label_minus_one,
+        "2D_Task/BloodMNIST",
+        {},
+        2,
+        r"bloodmnist_224.npz\[test_labels\] row 2: label \[-1\] is not a class index 0\.\.7",
+    ),
+    "MedMNIST label 99": (
+        plant_label_99,
+        "2D_Task/BloodMNIST",
+        {},
+        2,
+        r"bloodmnist_224.npz\[test_labels\] row 1: label \[99\] is not a class index",
+    ),
+    "MedMNIST label 99, skip": (
+        plant_label_99,
+        "2D_Task/BloodMNIST",
+        {"on_bad_input": "skip"},
+        0,
+        r"skipped \S+bloodmnist_224.npz\[test_labels\] row 1: (.|\n)*1 bad items skipped",
+    ),
+    "MedMNIST float labels": (
+        plant_float_labels,
+        "2D_Task/BloodMNIST",
+        {},
+        2,
+        r"bloodmnist_224.npz\[test_labels\]: dtype float32, expected integer class indices",
+    ),
+    "ChestMNIST label 2": (
+        plant_multilabel_two,
+        "2D_Task/ChestMNIST",
+        {},
+        2,
+        r"chestmnist_224.npz\[test_labels\] row 0: label \[2, 0, .*\] is not 0 or 1",
+    ),
+    "PanNuke tissue 25": (
+        plant_tissue_25,
+        "2D_Task/PanNuke",
+        {},
+        2,
+        r"fold1-00000-of-00001.parquet row 0: tissue 25 is not a label value 0\.\.18",
+    ),
+    "PanNuke tissue 25, skip": (
+        plant_tissue_25,
+        "2D_Task/PanNuke",
+        {"on_bad_input": "skip"},
+        0,
+        r"skipped \S+fold1-00000-of-00001.parquet row 0: (.|\n)*1 bad items skipped",
+    ),
+    "Kvasir split.csv in Latin-1": (
+        plant_kvasir_latin1,
+        "2D_Task/Gastrointestinal",
+        {},
+        2,
+        _line(r"Kvasir-SEG/split.csv line {line}: not UTF-8 \(byte 0xe9"),
+    ),
+    "Kvasir split.csv with a short row": (
+        plant_kvasir_short_row,
+        "2D_Task/Gastrointestinal",
+        {},
+        2,
+        _line(r"Kvasir-SEG/split.csv line {line}: 1 cells, the header has 2"),
+    ),
+    "CirrMRI600 split CSV in Latin-1": (
+        plant_cirrmri_latin1,
+        "3D_Task/ChirrMRI600",
+        {},
+        2,
+        _line(r"Cirrhosis_T1_slide_folders.csv line {line}: not UTF-8"),
+    ),
+    "ROCO ids reused with other bytes": (
+        plant_roco_reused_id,
+        "2D_Task/ROCO-VQA",
+        {},
+        0,
+        r"2 rows reuse an image_id with other bytes .*Train-00000-of-00001-91a106d1a22c7cc9.parquet row 1: image_id",
+    ),
+    "ROCO 0-row parquet": (
+        plant_roco_zero_rows,
+        "2D_Task/ROCO-VQA",
+        {},
+        2,
+        r"Train-00000-of-00001-91a106d1a22c7cc9.parquet: 0 rows, no image to extract",
+    ),
+    "VQA-RAD 0-row parquet": (
+        plant_vqa_rad_zero_rows,
+        "2D_Task/VQA-RAD",
+        {},
+        0,
+        r"test-00000-of-00002-empty.parquet: 0 rows, no image to extract; download it again \(left out\)",
+    ),
+    "CT-RATE header of 32767^3 voxels": (
+        plant_ct_huge_header,
+        "3D_Task/CT_RATE",
+        {},
+        2,
+        r"valid_2_a_1.nii.gz: the header claims 32767 x 32767 x 32767",
+    ),
+    "CT-RATE header of 32767^3 voxels, skip": (
+        plant_ct_huge_header,
+        "3D_Task/CT_RATE",
+        {"on_bad_input": "skip"},
+        0,
+        r"skipped \S+valid_2_a_1.nii.gz: \S+ the header claims",
+    ),
+    "CT-RATE RGB24 volume": (
+        plant_ct_rgb24,
+        "3D_Task/CT_RATE",
+        {},
+        2,
+        r"valid_2_a_1.nii.gz: voxel type .*RGB.* is not supported",
+    ),
+    "CT-RATE all-zero affine": (
+        plant_ct_zero_affine,
+        "3D_Task/CT_RATE",
+        {},
+        2,
+        r"valid_2_a_1.nii.gz: unusable geometry",
+    ),
+    "CT-RATE all-zero affine, canonical": (
+        plant_ct_zero_affine,
+        "3D_Task/CT_RATE",
+        {"orientation": "canonical"},
+        2,
+        r"valid_2_a_1.nii.gz: unusable geometry",
+    ),
+    "CT-RATE .nii for .nii.gz": (
+        plant_ct_gunzipped,
+        "3D_Task/CT_RATE",
+        {},
+        0,
+        r"3D_Task/CT_RATE: 1 .nii files left out, the ct_rate recipe reads .nii.gz .*valid_2_a_1.nii\b",
+    ),
+    "NRRD data file /etc/passwd": (
+        plant_nrrd_etc_passwd,
+        "3D_Task/HaN-Seg",
+        {},
+        2,
+        r"case_02_IMG_CT.nrrd: its 'data file' '/etc/passwd' points outside the raw folder .*nothing was read",
+    ),
+    "NRRD data file climbing out": (
+        plant_nrrd_outside_file,
+        "3D_Task/HaN-Seg",
+        {},
+        2,
+        r"case_02_IMG_CT.nrrd: its 'data file' '(\.\./)+outside-secret.raw' points outside the raw folder",
+    ),
+    "NRRD data file a symlink out": (
+        plant_nrrd_symlinked_outside,
+        "3D_Task/HaN-Seg",
+        {},
+        2,
+        r"case_02_IMG_CT.nrrd: its 'data file' 'case_02_IMG_CT.raw' points outside .*outside-secret.raw\)",
+    ),
+    "PMC-VQA name of 300 characters": (
+        plant_pmc_long_name,
+        "2D_Task/PMC",
+        {},
+        2,
+        r"pmc_vqa image name: path 'PMC9999.* has a component longer than 255 bytes",
+    ),
+    "PMC-VQA name with a backslash": (
+        plant_pmc_backslash_name,
+        "2D_Task/PMC",
+        {},
+        2,
+        r"pmc_vqa image name: path 'figs\\\\PMC1.jpg' holds a backslash",
+    ),
+    "PMC-VQA name with a NUL, skip": (
+        plant_pmc_nul_name,
+        "2D_Task/PMC",
+        {"on_bad_input": "skip"},
+        0,
+        r"skipped PMC1\x00\.jpg: pmc_vqa image name: .* holds a backslash or NUL(.|\n)*1 bad items skipped",
+    ),
+    "stale .part of a finished run": (
+        plant_stale_part,
+        "2D_Task/APTOS",
+        {},
+        0,
+        r"removed 1 temporary files an interrupted run left, e.g. \S+test_images.png.image_folder-0of1.part",
+    ),
+}
+
+
+def plant_pmc_latin1(p):
+    path = p.raw / "PMC-VQA/test.csv"
+    path.write_bytes(path.read_bytes() + "caf\xe9.jpg,What is shown?,CT,CT,MRI,US,X-ray,A\n".encode("latin-1"))
+
+
+CLI_CASES["PMC-VQA test.csv in Latin-1"] = (
+    plant_pmc_latin1,
+    "2D_Task/PMC",
+    {},
+    2,
+    r"PMC-VQA/test.csv: not a readable UTF-8 CSV \('utf-8' codec can't decode byte 0xe9",
+)
+
+
+@pytest.mark.parametrize("name", list(CLI_CASES))
+def test_bad_input_through_the_cli(planted, name, monkeypatch):
+    plant, subset, config, code, pattern = CLI_CASES[name]
+    plant(planted)
+    if "NRRD" in name:  # nothing may be read from the data file: the header check refuses it before SimpleITK
+        import SimpleITK
+
+        real = SimpleITK.ReadImage
+
+        def read_image(path, *args):
+            assert "case_02_IMG_CT" not in str(path), "SimpleITK read the NRRD whose data file lies outside"
+            return real(path, *args)
+
+        monkeypatch.setattr(SimpleITK, "ReadImage", read_image)
+    exit_code, text = planted.convert(subset, **config)
+    assert exit_code == code, text[-3000:]
+    assert re.search(pattern if isinstance(pattern, str) else pattern(planted), text), text[-3000:]
+
+
+def test_the_terminal_shows_no_traceback(planted):
+    """Two corpus cases through `python -m preprocess convert` itself: one line naming the file, exit 2."""
+    plant_vindr_forty(planted)
+    plant_label_minus_one(planted)
+    config = planted.tmp / "config.json"
+    config.write_text(json.dumps({**demo_values(planted.demo), "verify_checksums": False}))
+    before = _tree(planted.tmp, (planted.data, planted.results))
+    for subset, message in (
+        ("2D_Task/VindrCXR", "annotations_test.csv line 2: box"),
+        ("2D_Task/BloodMNIST", "bloodmnist_224.npz[test_labels] row 2: label [-1]"),
+    ):
+        argv = ["convert", subset, "--config", str(config), "--results", str(planted.results)]
+        done = subprocess.run([sys.executable, "-m", "preprocess", *argv], capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert "Traceback" not in done.stdout + done.stderr
+    assert _tree(planted.tmp, (planted.data, planted.results)) == before
+
+
+def test_an_unexpected_error_is_one_line(monkeypatch, capsys):
+    def broken(args):
+        raise KeyError("image_id")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.delenv("MEDHEB_TRACEBACK", raising=False)
+    parser = cli.build_parser("python -m preprocess")
+    monkeypatch.setattr(cli, "build_parser", lambda prog: _with_func(parser, "list", broken))
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unexpected KeyError: 'image_id'; please report it") and "Traceback" not in err
+
+
+def _with_func(parser, command: str, func):
+    parser._subparsers._group_actions[0].choices[command].set_defaults(func=func)
+    return parser
+
+
+class _Smk:
+    """What Snakemake hands a script: rule, wildcards, log, config (only what run() reads)."""
+
+    def __init__(self, rule: str, log: Path, config: dict):
+        self.rule, self.log, self.config = rule, [str(log)], config
+        self.wildcards = {"group": "2D_Task", "folder": "APTOS"}
+
+
+def test_a_rule_error_goes_to_its_log_and_one_line_to_the_terminal(tmp_path, demo, monkeypatch):
+    from preprocess import snakemake_entry
+
+    def broken(smk, build):
+        print("converting 2D_Task/APTOS")
+        raise ValueError("cannot reshape array of size 0")
+
+    monkeypatch.setitem(snakemake_entry.STEPS, "convert", broken)
+    terminal = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", terminal)
+    log = tmp_path / "logs" / "convert.log"
+    with pytest.raises(SystemExit) as stop:
+        snakemake_entry.run(_Smk("convert", log, demo_values(demo)))
+    assert stop.value.code == 1
+    text = log.read_text()
+    assert "converting 2D_Task/APTOS" in text and "Traceback" in text and "ValueError: cannot reshape" in text
+    assert text.rstrip().endswith("the traceback is in the log: please report it with the log)")
+    line = terminal.getvalue()
+    assert f"error in rule convert (log {log}): unexpected ValueError: cannot reshape array of size 0" in line
+    assert "group=2D_Task, folder=APTOS" in line and "Traceback" not in line
+
+
+def test_a_rule_bad_input_message_goes_to_its_log_and_the_terminal(tmp_path, demo, monkeypatch):
+    from preprocess import snakemake_entry
+
+    def bad(smk, build):
+        raise RawDataError("/raw/x.csv line 4: box is not four numbers")
+
+    monkeypatch.setitem(snakemake_entry.STEPS, "convert", bad)
+    terminal = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", terminal)
+    log = tmp_path / "convert.log"
+    with pytest.raises(SystemExit):
+        snakemake_entry.run(_Smk("convert", log, demo_values(demo)))
+    assert log.read_text() == "error: /raw/x.csv line 4: box is not four numbers\n"
+    assert f"error in rule convert (log {log}): /raw/x.csv line 4" in terminal.getvalue()
+
+
+def test_status_lists_part_files_left_under_data_basedir(tmp_path, demo, capsys, outside_checkout):
+    left = demo / "DATA_BASEDIR" / "2D_Images" / "APTOS" / "a.png.image_folder-0of1.part"
+    left.parent.mkdir(parents=True, exist_ok=True)
+    left.write_bytes(b"half")
+    config = str(demo_config_file(demo, tmp_path / "demo.json"))
+    cli.main(["status", str(demo / "DATA_BASEDIR"), "--config", config, "--results", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert (
+        f"1 temporary .part files left by interrupted runs (rerunning their conversion removes them):\n  {left}" in out
+    )
+    cli.main(["status", str(demo / "DATA_BASEDIR"), "--config", config, "--json", "--results", str(tmp_path / "r")])
+    assert json.loads(capsys.readouterr().out)["part_files"] == [str(left)]

@@ -87,13 +87,43 @@ def _rows(path: Path, required: tuple[str, ...], delimiter: str = ","):
 
 
 def _box(path: Path, number: int, row: dict, columns: tuple[str, ...]) -> tuple[int, int, int, int]:
+    """The row's box, parsed cell by cell: a cell that is not a finite number, or a box whose maximum lies
+    before its minimum, makes this one row bad (never the column)."""
+    values = {c: row[c] for c in columns}
     try:
-        return tuple(max(0, int(float(row[c]))) for c in columns)
+        numbers = [float(row[c]) for c in columns]
+        box = tuple(max(0, int(v)) for v in numbers)
     except (TypeError, ValueError, OverflowError):
-        values = {c: row[c] for c in columns}
         raise RawDataError(
             f"{path} line {number}: box {values} is not four numbers; the file is damaged, download it again"
         ) from None
+    if numbers[2] < numbers[0] or numbers[3] < numbers[1]:
+        raise RawDataError(f"{path} line {number}: inverted box {values} (a maximum below its minimum); fix the row")
+    return box
+
+
+def _raise(item: str, exc: RawDataError) -> None:
+    raise exc
+
+
+def _bad_rows(ctx):
+    """Bad rows of an annotation file go through the bad-input policy one by one: they stop the job
+    (on_bad_input: fail) or are logged, named by file and line, and counted (skip)."""
+
+    def bad(item: str, exc: RawDataError) -> None:
+        with ctx.guard(item):
+            raise exc
+
+    return bad
+
+
+def _parsed(bad, parse, path: Path, number: int, row: dict, *args):
+    """parse(path, number, row, *args), or None when the row is bad (and `bad` let it be skipped)."""
+    try:
+        return parse(path, number, row, *args)
+    except RawDataError as exc:
+        bad(f"{path} line {number}", exc)
+        return None
 
 
 def _spec_path(ctx, file_id: str, source_id: str | None = None) -> Path:
@@ -123,21 +153,25 @@ VINDR_CXR_FILES = (("annotations_train", "train"), ("annotations_test", "test"))
 VINDR_CXR_BOX = ("x_min", "y_min", "x_max", "y_max")
 
 
-def read_vindr_cxr(files) -> tuple[dict, dict]:
+def read_vindr_cxr(files, bad=_raise) -> tuple[dict, dict]:
     """Boxes of annotations_{train,test}.csv files ((path, split) pairs, train first): {(image_id, class name):
-    [box, ...]} in file order, and each image's split (an image in both files counts as the later one's)."""
+    [box, ...]} in file order, and each image's split (an image in both files counts as the later one's).
+    A bad row goes to bad(item, error), which raises (the default) or records it."""
     groups, split_of = defaultdict(list), {}
     for path, split in files:
         for number, row in _rows(path, ("image_id", "class_name", *VINDR_CXR_BOX)):
             if row["class_name"] == "No finding" or not (row["x_min"] or "").strip():
                 continue
-            groups[(row["image_id"], row["class_name"])].append(_box(path, number, row, VINDR_CXR_BOX))
-            split_of[row["image_id"]] = split
+            box = _parsed(bad, _box, path, number, row, VINDR_CXR_BOX)
+            if box is not None:
+                groups[(row["image_id"], row["class_name"])].append(box)
+                split_of[row["image_id"]] = split
     return groups, split_of
 
 
 def _vindr_cxr(ctx) -> list[Item]:
-    groups, split_of = read_vindr_cxr([(_spec_path(ctx, file_id), split) for file_id, split in VINDR_CXR_FILES])
+    files = [(_spec_path(ctx, file_id), split) for file_id, split in VINDR_CXR_FILES]
+    groups, split_of = read_vindr_cxr(files, _bad_rows(ctx))
     base, copy = ctx.raw_dir(), ctx.params.get("png_copy")
     use_copy = copy is not None and (base / _static_prefix(copy)).is_dir()
     ctx.log(
@@ -157,20 +191,17 @@ MAMMO_PHYSIONET_BOX = ("xmin", "ymin", "xmax", "ymax")
 
 
 def _mammo(ctx, columns: tuple[str, ...], patient_column: str, image: str, link: bool) -> list[Item]:
-    path = _spec_path(ctx, "boxes")
+    path, bad = _spec_path(ctx, "boxes"), _bad_rows(ctx)
     groups, images = defaultdict(list), {}
     for number, row in _rows(path, ("image_id", patient_column, "finding_categories", "split", *columns)):
         if not (row[columns[0]] or "").strip():
             continue
-        try:
-            categories = ast.literal_eval(row["finding_categories"])  # a Python list with single quotes
-        except (ValueError, SyntaxError):
-            raise RawDataError(
-                f"{path} line {number}: finding_categories {row['finding_categories']!r} is not a list literal"
-            ) from None
-        if categories == ["No Finding"]:
+        categories = _parsed(bad, finding_categories, path, number, row)
+        if categories is None or categories == ["No Finding"]:
             continue
-        box = _box(path, number, row, columns)
+        box = _parsed(bad, _box, path, number, row, columns)
+        if box is None:
+            continue
         image_id = row["image_id"].replace(".png", "")
         fields = {
             "image_id": image_id,
@@ -182,6 +213,20 @@ def _mammo(ctx, columns: tuple[str, ...], patient_column: str, image: str, link:
             if category != "No Finding":
                 groups[(image_id, category)].append(box)
     return _grouped_items(groups, images, _class_ids(name for _, name in groups))
+
+
+def finding_categories(path: Path, number: int, row: dict) -> list[str]:
+    """The finding_categories cell: a Python list literal of names (single quotes), nothing else."""
+    text = row["finding_categories"]
+    try:
+        categories = ast.literal_eval(text or "")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        categories = None
+    if not isinstance(categories, list) or not categories or not all(isinstance(c, str) for c in categories):
+        raise RawDataError(
+            f"{path} line {number}: finding_categories {text!r} is not a list of names like ['Mass']; fix the row"
+        )
+    return categories
 
 
 def _vindr_mammo(ctx) -> list[Item]:
@@ -204,7 +249,9 @@ def _chest_imagenome_gold(ctx) -> list[Item]:
     path = _spec_path(ctx, "gold_boxes", "chest_imagenome")
     regions: dict[str, dict] = defaultdict(dict)
     for number, row in _rows(path, ("image_id", "bbox_name", *GOLD_BOX)):
-        regions[row["image_id"]][row["bbox_name"]] = _box(path, number, row, GOLD_BOX)  # the last box wins
+        box = _parsed(_bad_rows(ctx), _box, path, number, row, GOLD_BOX)
+        if box is not None:
+            regions[row["image_id"]][row["bbox_name"]] = box  # the last box wins
     class_ids = _class_ids(name for found in regions.values() for name in found)
     mimic, items, unplaced = ctx.raw_dir("mimic_cxr_jpg"), [], []
     for image_id, found in regions.items():

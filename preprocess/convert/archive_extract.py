@@ -33,11 +33,18 @@ def _glob(base: Path, pattern: str) -> list[Path]:
 def _pmc_names(ctx, base: Path) -> list[str]:
     names: list[str] = []
     for table in _glob(base, "test*.csv"):
-        with open(table, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if "Figure_path" not in (reader.fieldnames or []):
-                raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
-            names += [row["Figure_path"].strip() for row in reader if row["Figure_path"].strip()]
+        try:
+            with open(table, encoding="utf-8-sig", newline="") as handle:
+                reader = csv.DictReader(handle)
+                if "Figure_path" not in (reader.fieldnames or []):
+                    raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
+                for row in reader:
+                    if row["Figure_path"] is None:
+                        raise RawDataError(f"{table} line {reader.line_num}: no Figure_path cell; fix the row")
+                    if row["Figure_path"].strip():
+                        names.append(row["Figure_path"].strip())
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise RawDataError(f"{table}: not a readable UTF-8 CSV ({exc}); download it again") from None
     return names
 
 
@@ -104,10 +111,9 @@ def produce(ctx, items):
 def _outputs(ctx, name: str, recipe: dict, index: dict, folder: Path, absent: list):
     try:
         relative = safe_relative(name, f"{ctx.params['dataset']} image name")
-        target = safe_relative(ctx.params["name"].format(path=relative), "output name")
-    except UnsafePathError as exc:
-        ctx.log(f"refused: {exc}")
-        return
+        target = safe_relative(ctx.name("name", path=relative), "output name")
+    except UnsafePathError as exc:  # bad input of this item: it stops the job or is skipped and counted
+        raise RawDataError(f"{exc}; the image list is damaged or not the published one") from None
     data = _read(name, recipe, index, folder)
     if data is None:
         absent.append(name)

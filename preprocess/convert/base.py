@@ -134,8 +134,9 @@ def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None)
 
 @contextlib.contextmanager
 def _exclusive(ctx: ConversionContext):
-    """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once. The
-    lock file says whether the last run finished; after one that did not, its leftover temporary files go."""
+    """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once. Holding
+    the lock, every temporary file of this job's tag is a leftover of an earlier run (killed between write and
+    rename, whatever its lock file says): they go before anything is written."""
     import fcntl
 
     folder = ctx.settings.data_basedir / ".medheb-locks"
@@ -150,8 +151,7 @@ def _exclusive(ctx: ConversionContext):
                 f"another run is building {ctx.subset.key}/{ctx.conversion.name} in {ctx.settings.data_basedir} "
                 f"(lock {folder / name}); wait for it to finish, or give each run its own DATA_BASEDIR"
             ) from None
-        handle.seek(0)
-        if handle.read().strip() == "running" and ctx.subset_dir.is_dir():
+        if ctx.subset_dir.is_dir():
             left = remove_parts(ctx.subset_dir, tag)
             if left:
                 ctx.log(f"removed {len(left)} temporary files an interrupted run left, e.g. {left[0]}")

@@ -264,7 +264,7 @@ class PanNuke:
 
     @staticmethod
     def plan(ctx) -> list[tuple[str, int]]:
-        return list_rows(ctx.raw_dir(ctx.params.get("source")), list(PanNuke.FILES), ctx.subset.key)
+        return list_rows(ctx.raw_dir(ctx.params.get("source")), list(PanNuke.FILES), ctx.subset.key, ctx.log)
 
     @staticmethod
     def produce(ctx, items):

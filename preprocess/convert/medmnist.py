@@ -60,7 +60,10 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], produce, labels_
     with NpzFile(path) as archive:
         info = archive.info(f"{split}_images")
         item_bytes = int(np.prod(info.shape[1:], dtype=np.int64)) * info.dtype.itemsize
-        _SHARED.update(ctx=ctx, split=split, labels=archive.array(f"{split}_labels"), ready=None)
+        labels = archive.array(f"{split}_labels")
+        bad = bad_labels(ctx, path, split, labels, indices)
+        indices = [index for index in indices if index not in bad]
+        _SHARED.update(ctx=ctx, split=split, labels=labels, ready=None, bad=bad)
 
         def prepare(start) -> None:
             if start is None:  # one worker: the whole array at once
@@ -78,6 +81,32 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], produce, labels_
 
         chunks = _chunks(indices, ctx.workers, item_bytes)
         run_items(ctx, indices, produce, chunks, prepare, source=str(path))
+
+
+def label_problems(labels: np.ndarray, names: list[str]) -> dict[int, str]:
+    """{row: what is wrong} for the label rows outside the registry's label set: one value per row is a class
+    index 0..len(names)-1, several values per row (multi-label) are each 0 or 1."""
+    if labels.size == 0:
+        return {}
+    values = labels.reshape(len(labels), -1)
+    multi = values.shape[1] > 1
+    highest = 1 if multi else len(names) - 1
+    rows = np.flatnonzero(((values < 0) | (values > highest)).any(axis=1)).tolist()
+    allowed = (
+        "0 or 1 (multi-label)" if multi else f"a class index 0..{highest} ({len(names)} class names in the registry)"
+    )
+    return {row: f"label {values[row].tolist()} is not {allowed}" for row in rows}
+
+
+def bad_labels(ctx, path: Path, split: str, labels: np.ndarray, indices) -> set[int]:
+    """The rows whose labels are outside the label set: each one is bad input of its image (named by archive,
+    key and row), stopping the job or skipped and counted as on_bad_input says."""
+    problems = label_problems(labels, ctx.params["labels"])
+    for row in sorted(set(indices) & problems.keys()):
+        item = f"{path}[{split}_labels] row {row}"
+        with ctx.guard(item):
+            raise RawDataError(f"{item}: {problems[row]}; the archive is not the published one, download it again")
+    return set(problems)
 
 
 def _wait_for(index: int) -> None:
@@ -175,6 +204,8 @@ def _write_label_manifest(ctx, split: str, spec: dict) -> None:
     place = _Placer(ctx.params, split)
     rows = ["split,index,path,labels"]
     for index in range(spec["counts"][split]):
+        if index in _SHARED["bad"]:  # named in the log by the job of its shard
+            continue
         values = place.labels(labels[index])[0]
         rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
     target = ctx.subset_path(ctx.params["label_table"].format(split=split))
@@ -201,7 +232,10 @@ def _write_3d_labels(ctx, path: Path) -> None:
     with NpzFile(path) as archive:
         for split in ctx.params.get("label_splits", []):
             labels = archive.array(f"{split}_labels").reshape(-1)
-            rows = ["sample_index,label_index"] + [f"{i},{int(value)}" for i, value in enumerate(labels.tolist())]
+            bad = bad_labels(ctx, path, split, labels, range(len(labels)))
+            rows = ["sample_index,label_index"] + [
+                f"{i},{int(value)}" for i, value in enumerate(labels.tolist()) if i not in bad
+            ]
             target = ctx.subset_path(ctx.params["labels_csv"].format(split=split))
             ctx.put(Data(target, ("\n".join(rows) + "\n").encode(), kind="labels"))
 

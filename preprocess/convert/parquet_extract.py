@@ -58,7 +58,7 @@ RECIPES = {
             "data/Valid-00000-of-00002.parquet",
         ],
         "image": "image",
-        "fields": [],
+        "fields": ["image_id"],
         "rule": "sequence",
     },
     "radimagenet_vqa": {"files": ["benchmark/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
@@ -95,14 +95,25 @@ def _row_count(path: Path) -> int:
         raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
 
 
-def list_rows(base: Path, patterns: list[str], what: str) -> list[tuple[str, int]]:
-    """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only."""
-    return [(str(path), row) for path in _files(base, patterns, what) for row in range(_row_count(path))]
+def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tuple[str, int]]:
+    """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only.
+    A file without rows is bad input when the recipe names its files (it would shift a counter over them),
+    else a line in the log."""
+    rows = []
+    for path in _files(base, patterns, what):
+        count = _row_count(path)
+        if count == 0:
+            message = f"{path}: 0 rows, no image to extract; download it again"
+            if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
+                raise RawDataError(f"{message} (the recipe reads {', '.join(patterns)} in that order)")
+            log(f"{message} (left out)")
+        rows += [(str(path), row) for row in range(count)]
+    return rows
 
 
 def plan(ctx) -> list[tuple[str, int]]:
     recipe = RECIPES[ctx.params["dataset"]]
-    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key)
+    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log)
     if recipe["rule"] == "sequence" and "splits" in ctx.params:
         items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
     return items
@@ -215,10 +226,32 @@ class _Sequence(_Rule):
             self.first[str(path)] = counted + 1
             counted += _row_count(path)
 
+        self.ids: dict[str, tuple[str, str]] = {}  # image_id -> (digest of its bytes, where first seen)
+        self.reused: list[str] = []
+
     def __call__(self, record):
         data, extension = _encoded(record)
         seq = self.first[str(record.file)] + record.row
+        self._note_id(record, data)
         return self.template.format(split=_stem_split(str(record.file)), seq=seq, ext=extension), data
+
+    def _note_id(self, record, data: bytes) -> None:
+        """An image_id met again with other bytes: both rows are written (the counter names them), and the
+        log says so, since a reader that goes by ids would see only one of them."""
+        image_id = record.fields.get("image_id")
+        if image_id is None:
+            return
+        digest, where = hashlib.sha256(data).hexdigest(), f"{record.file} row {record.row}"
+        first = self.ids.setdefault(str(image_id), (digest, where))
+        if first[0] != digest:
+            self.reused.append(f"{where}: image_id {image_id!r} also names {first[1]}, with other bytes")
+
+    def close(self) -> None:
+        if self.reused:
+            shown = "; ".join(self.reused[:5]) + ("; ..." if len(self.reused) > 5 else "")
+            self.ctx.log(
+                f"{len(self.reused)} rows reuse an image_id with other bytes (each written by its counter): {shown}"
+            )
 
 
 class _SplitTable(_Rule):
@@ -235,7 +268,7 @@ class _SplitTable(_Rule):
         files = _files(base, recipe["files"], ctx.subset.key)
         self.fold = {str(path): number for number, path in enumerate(files, start=1)}
         self.written: set[str] = set()
-        self.unlabelled, self.unsplit, self.other_split = 0, 0, {}
+        self.unsplit, self.other_split = 0, {}
 
     def __call__(self, record):
         fields = self._fields(record)
@@ -246,14 +279,14 @@ class _SplitTable(_Rule):
         return relative, _decoded_png(record)
 
     def _fields(self, record) -> dict | None:
-        labels = self.ctx.params["labels"]
-        try:
-            value = int(float(str(record.fields[self.recipe["label_column"]]).strip()))
-        except (TypeError, ValueError):
-            value = -1
-        if not 0 <= value < len(labels):
-            self.unlabelled += 1
-            return None
+        labels, column = self.ctx.params["labels"], self.recipe["label_column"]
+        cell = record.fields[column]
+        value = cell if isinstance(cell, int) and not isinstance(cell, bool) else None
+        if value is None or not 0 <= value < len(labels):
+            raise RawDataError(
+                f"{record.file} row {record.row}: {column} {cell!r} is not a label value 0..{len(labels) - 1} "
+                f"({', '.join(labels)}); the file is not the published one, download it again"
+            )
         fields = {"label": labels[value], "fold": self.fold[str(record.file)], "row": record.row}
         split = next((self.split[k] for k in self._keys(fields) if k in self.split), None)
         if split is None:
@@ -278,9 +311,6 @@ class _SplitTable(_Rule):
         return relative
 
     def close(self) -> None:
-        if self.unlabelled:
-            count = len(self.ctx.params["labels"])
-            self.ctx.log(f"{self.unlabelled} rows have no label value 0..{count - 1} and were skipped")
         if self.unsplit:
             self.ctx.log(f"{self.unsplit} rows are not in {self.recipe['split_csv']} and were skipped")
         for split, count in sorted(self.other_split.items()):

@@ -29,6 +29,7 @@ from preprocess.convert.outputs import Data, Png, Result
 from preprocess.errors import RawDataError
 from preprocess.layout import fill
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
+from preprocess.volumes.io import Limits
 from preprocess.volumes.recipes import DATASETS, resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
@@ -44,8 +45,23 @@ def plan(ctx):
         raise RawDataError(
             f"{ctx.subset.key}: no volumes found under {raw}; check the layout with `python -m preprocess check`"
         )
+    _log_uncompressed(ctx, raw, cases)
     folder = ctx.params["folder"] if "folder" in ctx.params else ctx.params["drr_folder"]
     return resolve(cases, folder, f"{ctx.subset.key}/{ctx.conversion.name}")
+
+
+def _log_uncompressed(ctx, raw, cases) -> None:
+    """A recipe that reads .nii.gz files does not see a volume saved as .nii (gunzipped by hand): each one
+    left out is named in the log and counted."""
+    if any(str(case.source).lower().endswith(".nii") for case in cases):
+        return  # this recipe reads .nii files too
+    left = sorted(str(p) for p in raw.rglob("*.nii") if p.is_file())
+    if left:
+        shown = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
+        ctx.log(
+            f"{ctx.subset.key}: {len(left)} .nii files left out, the {ctx.params['dataset']} recipe reads "
+            f".nii.gz (gzip them to include them): {shown}"
+        )
 
 
 def produce(ctx, items):
@@ -54,7 +70,8 @@ def produce(ctx, items):
 
 
 def _outputs(ctx, case):
-    volume = read_for(case.profile, case.source)
+    limits = Limits(ctx.settings.max_volume_voxels, ctx.raw_dir(ctx.params.get("source")))
+    volume = read_for(case.profile, case.source, limits)
     if "folder" in ctx.params:
         yield from _series(ctx, case, volume)
     if "drr_folder" in ctx.params:

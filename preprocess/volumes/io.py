@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,55 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.errors import RawDataError
+from preprocess.fsutil import is_within
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a header may ask for before any voxel is read: at most `max_voxels` (None: the config's default,
+    max_volume_voxels), and detached NRRD data inside `root` (None: the NRRD's own folder)."""
+
+    max_voxels: int | None = None
+    root: Path | None = None
+
+    def voxels(self) -> int:
+        if self.max_voxels is not None:
+            return self.max_voxels
+        from preprocess.config import defaults
+
+        return int(defaults()["max_volume_voxels"])
+
+
+def _check_count(path: Path, shape, limits: Limits) -> int:
+    count = int(np.prod([int(n) for n in shape], dtype=object))
+    if any(int(n) < 0 for n in shape) or count > limits.voxels():
+        raise RawDataError(
+            f"{path}: the header claims {' x '.join(str(n) for n in shape)} = {count} voxels, more than "
+            f"max_volume_voxels ({limits.voxels()}); the header is corrupt (download the file again), or raise "
+            "max_volume_voxels in the config for a volume this large"
+        )
+    return count
+
+
+def _check_dtype(path: Path, dtype: np.dtype, what: str) -> None:
+    if dtype.fields is not None or dtype.kind not in "iuf":
+        raise RawDataError(
+            f"{path}: voxel type {what} is not supported (only gray integer or float volumes are sliced); "
+            "convert the volume to one value per voxel"
+        )
+
+
+def _check_geometry(path: Path, affine: np.ndarray, zooms) -> None:
+    """A usable geometry: a finite, invertible affine and positive voxel sizes (an all-zero affine or pixdim
+    would give all-white projections and no orientation)."""
+    linear = affine[:3, :3]
+    sizes = np.asarray(zooms if zooms is not None else np.linalg.norm(linear, axis=0), dtype=np.float64)
+    if not np.isfinite(affine).all() or abs(np.linalg.det(linear)) < 1e-12 or not (sizes[:3] > 0).all():
+        raise RawDataError(
+            f"{path}: unusable geometry (affine {np.round(linear, 4).tolist()}, voxel sizes "
+            f"{[float(z) for z in sizes[:3]]}); the header's sform/qform or pixdim is zero or corrupt: fix the "
+            "header, or leave the volume out (on_bad_input: skip)"
+        )
 
 
 @dataclass
@@ -58,12 +108,12 @@ class Volume:
         return tuple(float(z) for z in self.zooms[:3]) if self.zooms is not None else self.spacing
 
 
-def read_volume(path: Path) -> Volume:
+def read_volume(path: Path, limits: Limits | None = None) -> Volume:
     name = path.name.lower()
     if name.endswith((".nii", ".nii.gz")):
-        return read_nifti(path)
+        return read_nifti(path, limits)
     if name.endswith(".nrrd"):
-        return read_nrrd(path)
+        return read_nrrd(path, limits)
     if name.endswith(".npy"):
         return read_npy(path)
     raise RawDataError(f"{path}: unknown volume format (expected .nii, .nii.gz, .nrrd or .npy)")
@@ -77,24 +127,41 @@ def _squeeze_4d(data: np.ndarray, path: Path) -> np.ndarray:
     return data
 
 
-def read_nifti(path: Path) -> Volume:
+def _nifti_header(path: Path, limits: Limits):
+    """nibabel's header and reading plan, checked before any voxel is read."""
     import nibabel as nib
-    from isal import igzip
 
     try:
         image = nib.load(str(path))
+        dtype = np.dtype(image.header.get_data_dtype())
+        _check_dtype(path, dtype, f"{dtype} ({image.header.get_value_label('datatype')})")
         proxy = image.dataobj  # nibabel's own reading plan: offset, dtype, shape, order, scaling
         shape = tuple(int(n) for n in proxy.shape)
-        dtype = np.dtype(proxy.dtype)
-        offset = int(proxy.offset)
-        slope, inter = float(proxy.slope), float(proxy.inter)
-        order = proxy.order
+        plan = (shape, np.dtype(proxy.dtype), int(proxy.offset), float(proxy.slope), float(proxy.inter), proxy.order)
         zooms = tuple(float(z) for z in image.header.get_zooms()[:3])
+        affine = np.asarray(image.affine, dtype=np.float64)
+    except RawDataError:
+        raise
     except Exception as exc:  # nibabel raises many types for a damaged header
         raise RawDataError(
             f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
         ) from None
-    count = int(np.prod(shape, dtype=np.int64))
+    count = _check_count(path, shape, limits)
+    _check_geometry(path, affine, zooms)
+    if not path.name.lower().endswith(".gz"):
+        size, needed = os.path.getsize(path), plan[2] + count * plan[1].itemsize
+        if size < needed:
+            raise RawDataError(
+                f"{path}: {size} bytes, its header promises {needed} (shape {shape}, {plan[1]}); the file is "
+                "truncated, download it again"
+            )
+    return plan, count, zooms, affine
+
+
+def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
+    from isal import igzip
+
+    (shape, dtype, offset, slope, inter, order), count, zooms, affine = _nifti_header(path, limits or Limits())
     try:
         opener = igzip.open if path.name.lower().endswith(".gz") else open
         with opener(path, "rb") as handle:
@@ -112,15 +179,15 @@ def read_nifti(path: Path) -> Volume:
     data = np.frombuffer(raw, dtype=dtype, count=count).reshape(shape, order=order)
     slope = 1.0 if slope is None or not np.isfinite(slope) or slope == 0 else float(slope)
     inter = 0.0 if inter is None or not np.isfinite(inter) else float(inter)
-    affine = np.asarray(image.affine, dtype=np.float64)
     return Volume(_squeeze_4d(data, path), affine, slope, inter, path, zooms)
 
 
-def read_nifti_canonical(path: Path) -> Volume:
+def read_nifti_canonical(path: Path, limits: Limits | None = None) -> Volume:
     """nibabel's closest canonical (RAS) image as float32 (`get_fdata(dtype=float32)`), NaN/inf -> 0, a
     singleton 4th axis dropped; header scaling is already in the values."""
     import nibabel as nib
 
+    _nifti_header(path, limits or Limits())
     try:
         image = nib.as_closest_canonical(nib.load(str(path)))
         data = image.get_fdata(dtype=np.float32)
@@ -141,9 +208,84 @@ def read_nifti_canonical(path: Path) -> Volume:
     return Volume(data, np.asarray(image.affine, dtype=np.float64), 1.0, 0.0, path)
 
 
-def read_nrrd(path: Path) -> Volume:
+# NRRD type names (the format's spelling and its synonyms) -> numpy kind and bytes per value
+_NRRD_TYPES = {
+    **dict.fromkeys(("signed char", "int8", "int8_t"), "i1"),
+    **dict.fromkeys(("uchar", "unsigned char", "uint8", "uint8_t"), "u1"),
+    **dict.fromkeys(("short", "short int", "signed short", "signed short int", "int16", "int16_t"), "i2"),
+    **dict.fromkeys(("ushort", "unsigned short", "unsigned short int", "uint16", "uint16_t"), "u2"),
+    **dict.fromkeys(("int", "signed int", "int32", "int32_t"), "i4"),
+    **dict.fromkeys(("uint", "unsigned int", "uint32", "uint32_t"), "u4"),
+    **dict.fromkeys(("longlong", "long long", "long long int", "signed long long", "int64", "int64_t"), "i8"),
+    **dict.fromkeys(("ulonglong", "unsigned long long", "unsigned long long int", "uint64", "uint64_t"), "u8"),
+    "float": "f4",
+    "double": "f8",
+}
+
+
+def nrrd_header(path: Path) -> tuple[dict, int]:
+    """The NRRD header fields (keys lower-case, 'datafile' spelled 'data file') and its length in bytes."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError as exc:
+        raise RawDataError(f"{path}: cannot read ({exc.strerror}); check the file's permissions") from None
+    if not head.startswith(b"NRRD"):
+        raise RawDataError(f"{path}: unreadable NRRD (no NRRD magic); the file is corrupt, download it again")
+    end = head.find(b"\n\n")
+    if end < 0:
+        raise RawDataError(f"{path}: unreadable NRRD (no end of header in its first 64 KiB); the file is corrupt")
+    fields = {}
+    for line in head[:end].decode("latin-1").splitlines()[1:]:
+        if line.startswith("#") or ":" not in line:
+            continue
+        key, _, value = line.partition(":=" if ":=" in line else ":")
+        key = key.strip().lower()
+        fields["data file" if key == "datafile" else key] = value.strip()
+    return fields, end + 2
+
+
+def _nrrd_data_file(path: Path, value: str, limits: Limits) -> Path:
+    """The detached data file of a header, refused unless it lies inside the raw folder (symlinks resolved)."""
+    if value.upper().startswith("LIST") or len(value.split()) > 1:
+        raise RawDataError(f"{path}: data in several detached files ({value!r}) is not supported")
+    target = (path.parent / value).resolve()
+    root = (limits.root or path.parent).resolve()
+    if not is_within(target, [root]):
+        raise RawDataError(
+            f"{path}: its 'data file' {value!r} points outside the raw folder {root} (to {target}); nothing was "
+            "read from it: the header is not the published one, download the file again"
+        )
+    return target
+
+
+def _check_nrrd(path: Path, limits: Limits) -> None:
+    """Type, voxel count, attached data size and detached data place, from the header alone."""
+    fields, header_bytes = nrrd_header(path)
+    kind = _NRRD_TYPES.get(fields.get("type", "").lower())
+    if kind is None:
+        raise RawDataError(f"{path}: voxel type {fields.get('type')!r} is not supported (gray integer or float only)")
+    try:
+        shape = [int(n) for n in fields["sizes"].split()]
+    except (KeyError, ValueError):
+        raise RawDataError(f"{path}: unreadable NRRD (sizes {fields.get('sizes')!r}); the file is corrupt") from None
+    count = _check_count(path, shape, limits)
+    data = _nrrd_data_file(path, fields["data file"], limits) if "data file" in fields else None
+    if fields.get("encoding", "raw").lower() == "raw":
+        available = os.path.getsize(data) if data is not None and data.is_file() else None
+        if data is None:
+            available = os.path.getsize(path) - header_bytes
+        if available is not None and available < count * np.dtype(kind).itemsize:
+            raise RawDataError(
+                f"{path}: {available} data bytes, its header promises {count * np.dtype(kind).itemsize} "
+                f"(sizes {fields['sizes']}, {fields['type']}); the file is truncated, download it again"
+            )
+
+
+def read_nrrd(path: Path, limits: Limits | None = None) -> Volume:
     import SimpleITK as sitk
 
+    _check_nrrd(path, limits or Limits())
     try:
         image = sitk.ReadImage(str(path))
     except RuntimeError as exc:
@@ -160,6 +302,7 @@ def read_nrrd(path: Path) -> Volume:
     affine[:3, :3] = direction * spacing  # columns: voxel axes in LPS mm
     affine[:3, 3] = np.array(image.GetOrigin(), dtype=np.float64)[:3]
     affine[:2] *= -1  # LPS -> RAS
+    _check_geometry(path, affine, None)
     return Volume(data, affine, 1.0, 0.0, path)
 
 

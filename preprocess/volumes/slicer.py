@@ -12,16 +12,16 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.volumes import transforms as T
-from preprocess.volumes.io import Volume, read_nifti_canonical, read_volume
+from preprocess.volumes.io import Limits, Volume, read_nifti_canonical, read_volume
 from preprocess.volumes.recipes import Profile, fill
 
 # The `slice` command's names for one file outside any subset; conversions pass their subset's template.
 COMMAND_NAME = "slice_{k:03d}.png"
 
 
-def read_for(profile: Profile, path: Path) -> Volume:
+def read_for(profile: Profile, path: Path, limits: Limits | None = None) -> Volume:
     """The reader whose values the profile's rule starts from (MMDental's rule reads through nibabel)."""
-    return read_nifti_canonical(path) if profile.kind == "cbct_views" else read_volume(path)
+    return read_nifti_canonical(path, limits) if profile.kind == "cbct_views" else read_volume(path, limits)
 
 
 def reference_slices(volume: Volume, profile: Profile, name: str = COMMAND_NAME) -> list[tuple[str, np.ndarray]]:

@@ -145,7 +145,8 @@ def print_failure_hint(log):
         )
     else:
         print(
-            "\nA step failed: its log (named above) says which file and what to do. "
+            "\nA step failed: its error line above (`error in rule ...`, also at the end of the log it names) says "
+            "which file and what to do. "
             "`python -m preprocess check` lists the raw downloads and their status.",
             file=sys.stderr,
         )
