@@ -21,6 +21,10 @@ class OutputConflictError(PreprocessError):
     """DATA_BASEDIR already holds a different file where the pipeline would write."""
 
 
+class OutputWriteError(PreprocessError):
+    """An output cannot be written into DATA_BASEDIR (a full disk, a read-only folder): the job stops."""
+
+
 class UnsafePathError(PreprocessError):
     """A path from a JSON, CSV or archive points outside the folder it must stay in."""
 

@@ -21,8 +21,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # named by the file meant, not by its temporary name
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
 
 

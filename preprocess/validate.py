@@ -117,7 +117,8 @@ def _load_records(path: Path, jsonl: bool):
     text = path.read_text(encoding="utf-8-sig")
     if jsonl:
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        # lines end at "\n" only: splitlines() would also cut a record at a U+2028 or U+0085 inside a string
+        for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))

@@ -8,7 +8,9 @@ Recipes:
   pmc_vqa      the Figure_path column of the test CSV(s); members figures/<Figure_path> of images*.zip
   omnimedvqa   image_path of the QA_information JSON records; members OmniMedVQA/<image_path> of OmniMedVQA.zip,
                or the extracted OmniMedVQA/ folder
-Members with absolute names, '..' escapes or links are never extracted; they are listed in the log. Names that
+Members with absolute names, '..' escapes, links, NUL bytes, backslashes or components over 255 bytes are never
+extracted; they are listed in the log, and a listed image that only such a member holds is bad input of its
+item (named; on_bad_input applies). Names that
 the list gives but no archive holds are counted in the log (PMC-VQA has about 31).
 """
 
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from preprocess.convert.outputs import Data, Result
 from preprocess.errors import RawDataError, UnsafePathError
-from preprocess.extract.archive import SafeArchive
+from preprocess.extract.archive import SafeArchive, meant_name
 from preprocess.fsutil import safe_relative
 
 
@@ -93,14 +95,16 @@ def produce(ctx, items):
     recipe = RECIPES[ctx.params["dataset"]]
     archives = _archives(ctx)
     index = {name: archive for archive in archives for name in archive.members}
+    refused = {}  # the plain name a refused member stands for -> (archive, member as stored, why)
     for archive in archives:
         for member, problem in sorted(archive.refused.items()):
             ctx.log(f"refused member {member!r} of {archive.path}: {problem}")
+            refused.setdefault(meant_name(member), (archive.path, member, problem))
     folder = ctx.raw_dir(ctx.params.get("source"))
     absent = []
     try:
         for name in items:
-            yield Result(name, _outputs(ctx, name, recipe, index, folder, absent))
+            yield Result(name, _outputs(ctx, name, recipe, (index, refused), folder, absent))
     finally:
         for archive in archives:
             archive.close()
@@ -108,14 +112,27 @@ def produce(ctx, items):
         ctx.log(f"{len(absent)} listed images are in no archive and were skipped")
 
 
-def _outputs(ctx, name: str, recipe: dict, index: dict, folder: Path, absent: list):
+def _refuse_if_unsafe(name: str, recipe: dict, refused: dict) -> None:
+    """A listed image that only a refused member holds is bad input of its item, named (not 'absent')."""
+    for template in recipe["members"]:
+        if template.format(path=name) in refused:
+            archive, member, problem = refused[template.format(path=name)]
+            raise RawDataError(
+                f"{archive}: member {member!r} (the image {name}) is never extracted: its name {problem}; "
+                "the archive is damaged or not the published one, download it again"
+            )
+
+
+def _outputs(ctx, name: str, recipe: dict, indexes: tuple[dict, dict], folder: Path, absent: list):
     try:
         relative = safe_relative(name, f"{ctx.params['dataset']} image name")
         target = safe_relative(ctx.name("name", path=relative), "output name")
     except UnsafePathError as exc:  # bad input of this item: it stops the job or is skipped and counted
         raise RawDataError(f"{exc}; the image list is damaged or not the published one") from None
+    index, refused = indexes
     data = _read(name, recipe, index, folder)
     if data is None:
+        _refuse_if_unsafe(name, recipe, refused)
         absent.append(name)
         return
     yield Data(ctx.subset_path(target), data)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from preprocess import layout
 from preprocess.convert.executor import run_items
-from preprocess.convert.outputs import remove_parts, set_part_tag, write
+from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_error
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import is_within
 from preprocess.manifest import write_manifest
@@ -67,17 +67,21 @@ class ConversionContext:
         except PreprocessError:
             raise
         except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
-                raise PreprocessError(
-                    f"{item}: cannot write ({exc.strerror}: {exc.filename}); make room in DATA_BASEDIR or make it "
-                    "writable, then run again (finished files are kept)"
-                ) from None
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or self._in_data_basedir(exc.filename):
+                raise write_error(exc.filename or item, exc) from None
             self._bad(
                 item, RawDataError(f"{item}: {exc}; check the file, or skip it with on_bad_input: skip"), problems
             )
         except Exception as exc:
             message = f"{item}: unexpected {type(exc).__name__}: {exc}; the raw item may be damaged: check it, or "
             self._bad(item, RawDataError(message + "skip it with on_bad_input: skip"), problems)
+
+    def _in_data_basedir(self, filename) -> bool:
+        """A path of DATA_BASEDIR: an error there is the output side's, never the raw item's."""
+        if not isinstance(filename, str | bytes | os.PathLike):
+            return False
+        base = Path(os.path.abspath(self.settings.data_basedir))
+        return is_within(Path(os.path.abspath(os.fsdecode(filename))), [base])
 
     def _bad(self, item: str, exc: RawDataError, problems: list | None) -> None:
         if self.settings.on_bad_input != "skip":

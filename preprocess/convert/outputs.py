@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.fsutil import file_digest, same_bytes
 from preprocess.pngio import encode_png
 
@@ -122,10 +122,13 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
     folder, name = os.path.split(path)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
-        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        try:
+            descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise write_error(path, exc) from None
     try:
         try:
             view = memoryview(data)
@@ -134,11 +137,29 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
         finally:
             os.close(descriptor)
         os.rename(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise write_error(path, exc) from None
         raise
     return relative, "file", detail
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def write_error(path, exc: OSError) -> OutputWriteError:
+    """A failed write named by its output (not its temporary name), with what to do: it stops the job (no raw
+    item is at fault, and skipping would lose every item after it)."""
+    if exc.errno in _FULL:
+        advice = "the disk holding DATA_BASEDIR is full: free space there, then run again"
+    elif exc.errno in _READ_ONLY:
+        advice = "DATA_BASEDIR (or this folder of it) is read-only: make it writable, then run again"
+    else:
+        advice = "check the disk holding DATA_BASEDIR, then run again"
+    return OutputWriteError(f"cannot write {path} ({exc.strerror or exc}); {advice} (finished files are kept)")
 
 
 def _refuse_unless(overwrite: bool, path, what: str) -> None:
@@ -163,9 +184,12 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
         _refuse_unless(overwrite, target, f"other content than {source}")
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}{part_suffix()}")
-    tmp.unlink(missing_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     try:
         try:
             os.link(source, tmp)
@@ -177,9 +201,11 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     except FileNotFoundError as exc:
         tmp.unlink(missing_ok=True)
         raise RawDataError(f"raw file vanished while placing it: {source}") from exc
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        raise
+        if isinstance(exc, OSError) and (exc.errno in _FULL or exc.filename != os.fspath(source)):
+            raise write_error(target, exc) from None
+        raise  # reading the raw file failed: bad input of this item
     return relative, "file", output.detail or _detail(target)
 
 
@@ -211,9 +237,12 @@ def place_symlink(output: SymLink, data_basedir: Path) -> Row:
             f"{link} is a real {'folder' if link.is_dir() else 'file'} where a link to {target} belongs; "
             "move it away (the pipeline never deletes it)"
         )
-    link.parent.mkdir(parents=True, exist_ok=True)
     tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
-    tmp.unlink(missing_ok=True)
-    os.symlink(target, tmp)
-    os.replace(tmp, link)
+    try:
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    except OSError as exc:
+        raise write_error(link, exc) from None
     return relative, "symlink", str(target)

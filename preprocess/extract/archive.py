@@ -1,27 +1,33 @@
-"""Read members out of zip archives safely: never an absolute name, a '..' escape or a link."""
+"""Read members out of zip archives safely: never an absolute name, a '..' escape, a link, or a name with a NUL,
+a backslash or a component over 255 bytes."""
 
 from __future__ import annotations
 
+import posixpath
 import stat
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.fsutil import name_problem
 
 
 def member_problem(info: zipfile.ZipInfo) -> str | None:
-    """Why a member must not be extracted, or None."""
-    name = info.filename
+    """Why a member must not be extracted, or None. Its name as stored (zipfile cuts it at a NUL byte)."""
+    name = info.orig_filename
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
         return "absolute path"
-    depth = 0
-    for part in PurePosixPath(name.replace("\\", "/")).parts:
-        depth += -1 if part == ".." else (0 if part in (".", "") else 1)
-        if depth < 0:
-            return "climbs out of the destination with '..'"
+    problem = name_problem(name.rstrip("/"))
+    if problem:
+        return problem
     if stat.S_ISLNK(info.external_attr >> 16):
         return "symbolic link"
     return None
+
+
+def meant_name(name: str) -> str:
+    """The plain name a refused member stands for (to tell which listed image it holds; never read)."""
+    return posixpath.normpath(name.split("\0")[0].replace("\\", "/")).lstrip("/")
 
 
 class SafeArchive:
@@ -40,7 +46,7 @@ class SafeArchive:
                 continue
             problem = member_problem(info)
             if problem:
-                self.refused[info.filename] = problem
+                self.refused[info.orig_filename] = problem
             else:
                 self.members[info.filename] = info
 
