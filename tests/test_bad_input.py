@@ -58,10 +58,13 @@ def _record(image):
     return {"qry_text": "", "qry_img_path": image, "tgt_text": [""]}
 
 
+OK_PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8 + b"\x00\x00\x00\x00IEND\xaeB`\x82"  # passes the quick check
+
+
 def _validate(tmp: Path, records):
     root = tmp / "DATA" / "2D_Images" / "X"
     root.mkdir(parents=True, exist_ok=True)
-    (root / "ok.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8 + b"\x00\x00\x00\x00IEND\xaeB`\x82")
+    (root / "ok.png").write_bytes(OK_PNG)
     return validate_file(_task(tmp / "t.json", records), PathChecker(root), "X")
 
 
@@ -705,6 +708,156 @@ CASES.update(
 )
 
 
+# --- faults of the output side, archive member names, names that break lines, the validator's files ------------
+
+
+def _zip_member(tmp: Path, stored: bytes) -> dict:
+    """A zip with a fine member and one stored under the exact bytes `stored` (a NUL is patched in afterwards:
+    zipfile itself would cut the name there); the refused members and their reasons."""
+    placeholder = b"P" * len(stored)
+    with zipfile.ZipFile(tmp / "m.zip", "w") as archive:
+        archive.writestr("figures/ok.jpg", b"x")
+        archive.writestr(placeholder.decode(), b"y")
+    data = (tmp / "m.zip").read_bytes()
+    assert data.count(placeholder) == 2  # the local header and the central directory
+    (tmp / "m.zip").write_bytes(data.replace(placeholder, stored))
+    safe = SafeArchive(tmp / "m.zip")
+    assert list(safe.members) == ["figures/ok.jpg"]
+    return safe.refused
+
+
+def _refused(name: str, reason: str):
+    return lambda refused: refused == {name: reason}
+
+
+def _bmp(width: int, height: int) -> bytes:
+    """A 24-bit BMP header claiming width x height pixels, with 16 bytes of pixels (a decompression bomb)."""
+    import struct
+
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, 0, 2835, 2835, 0, 0)
+    return b"BM" + struct.pack("<IHHI", 54 + 16, 0, 0, 54) + info + b"\0" * 16
+
+
+def case_validate_bomb_bmp(tmp):
+    (tmp / "DATA" / "2D_Images" / "X").mkdir(parents=True)
+    (tmp / "DATA" / "2D_Images" / "X" / "bomb.bmp").write_bytes(_bmp(40000, 40000))
+    return _validate(tmp, [_record("bomb.bmp"), _record("ok.png")])
+
+
+def case_validate_fifo(tmp):
+    (tmp / "DATA" / "2D_Images" / "X").mkdir(parents=True)
+    os.mkfifo(tmp / "DATA" / "2D_Images" / "X" / "fifo.png")
+    return _validate(tmp, [_record("fifo.png"), _record("ok.png")])
+
+
+def case_validate_permission_denied(tmp):
+    """An image the validator may not open: chmod 000, or (as root, whom chmod does not stop) open refused."""
+    from unittest import mock
+
+    folder = tmp / "DATA" / "2D_Images" / "X"
+    folder.mkdir(parents=True)
+    locked = folder / "locked.png"
+    locked.write_bytes(OK_PNG)
+    locked.chmod(0)
+    real_open = open
+
+    def refuse(path, *args, **kwargs):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    patch = mock.patch("preprocess.imagecheck.open", refuse, create=True)
+    with patch if os.access(locked, os.R_OK) else contextlib.nullcontext():
+        return _validate(tmp, [_record("locked.png"), _record("ok.png")])
+
+
+def case_validate_deep_list(tmp):
+    return _validate(tmp, "[" * 100000 + "]" * 100000)
+
+
+def case_validate_deep_list_in_a_record(tmp):
+    return _validate(tmp, '[{"qry_text": "", "qry_img_path": ' + "[" * 100000 + "]" * 100000 + ', "tgt_text": [""]}]')
+
+
+def case_validate_backslash(tmp):
+    (tmp / "DATA" / "2D_Images" / "X" / "sub").mkdir(parents=True)
+    (tmp / "DATA" / "2D_Images" / "X" / "sub" / "a.png").write_bytes(OK_PNG)
+    return _validate(tmp, [_record("sub\\a.png"), _record("sub/a.png")])
+
+
+def case_validate_jsonl_u2028(tmp):
+    """A Train_Data JSONL record whose path holds U+2028 (JSON writes it raw): still one record, one line."""
+    root = tmp / "DATA"
+    (root / "img").mkdir(parents=True)
+    (root / "img" / "a\u2028b.png").write_bytes(OK_PNG)
+    line = json.dumps({"messages": [], "images": ["img/a\u2028b.png"]}, ensure_ascii=False)
+    (tmp / "t.jsonl").write_text(line + "\n" + line.replace("a\u2028b", "gone") + "\n")
+    return validate_file(tmp / "t.jsonl", PathChecker(root), None, jsonl=True)
+
+
+CASES.update(
+    {
+        "archive member with a NUL": (
+            lambda tmp: _zip_member(tmp, b"figures/a.jpg\0.sh"),
+            _refused("figures/a.jpg\0.sh", "holds a NUL character"),
+        ),
+        "archive member of over 255 bytes": (
+            lambda tmp: _zip_member(tmp, b"figures/" + b"y" * 256 + b".jpg"),
+            _refused("figures/" + "y" * 256 + ".jpg", "has a component of 260 bytes (at most 255)"),
+        ),
+        "archive member with ..": (
+            lambda tmp: _zip_member(tmp, b"figures/../../a.jpg"),
+            _refused("figures/../../a.jpg", "climbs out with '..'"),
+        ),
+        "archive member with an absolute name": (
+            lambda tmp: _zip_member(tmp, b"/etc/a.jpg"),
+            _refused("/etc/a.jpg", "absolute path"),
+        ),
+        "archive member with a backslash": (
+            lambda tmp: _zip_member(tmp, b"figures\\a.jpg"),
+            _refused("figures\\a.jpg", "holds a backslash (names use '/')"),
+        ),
+        "validate: decompression-bomb BMP": (
+            case_validate_bomb_bmp,
+            lambda r: (
+                (r.unreadable, r.ok, r.failures[0].path) == (1, 1, "bomb.bmp")
+                and "possible decompression bomb" in r.failures[0].reason
+            ),
+        ),
+        "validate: a FIFO in place of an image": (
+            case_validate_fifo,
+            lambda r: (r.unreadable, r.ok, r.failures[0].reason) == (1, 1, "not a regular file"),
+        ),
+        "validate: an image it may not read": (
+            case_validate_permission_denied,
+            lambda r: (
+                (r.unreadable, r.ok, r.failures[0].path) == (1, 1, "locked.png")
+                and r.failures[0].reason == "cannot be read (Permission denied)"
+            ),
+        ),
+        "validate: a 100k-deep list": (
+            case_validate_deep_list,
+            lambda r: r.bad_records == 1 and "nested too deep to read" in r.failures[0].reason,
+        ),
+        "validate: a 100k-deep list in a record": (
+            case_validate_deep_list_in_a_record,
+            lambda r: r.bad_records == 1 and "nested too deep to read" in r.failures[0].reason,
+        ),
+        "validate: sub\\a.png": (
+            case_validate_backslash,
+            lambda r: (
+                (r.unsafe, r.ok, r.failures[0].path) == (1, 1, "sub\\a.png")
+                and "holds a backslash" in r.failures[0].reason
+            ),
+        ),
+        "validate: U+2028 in a JSONL path": (
+            case_validate_jsonl_u2028,
+            lambda r: (r.records, r.ok, r.missing, r.failures[0].path) == (2, 1, 1, "img/gone.png"),
+        ),
+    }
+)
+
+
 def _snapshot(base: Path, allowed: tuple[str, ...]) -> dict:
     return {
         str(p.relative_to(base)): (p.stat().st_size, p.stat().st_mtime_ns)
@@ -1249,6 +1402,49 @@ CLI_CASES["PMC-VQA test.csv in Latin-1"] = (
     {},
     2,
     r"PMC-VQA/test.csv: not a readable UTF-8 CSV \('utf-8' codec can't decode byte 0xe9",
+)
+
+
+def _pmc_member_named(stored: bytes):
+    """PMC-VQA's images.zip with the listed figure PMC3298543_F1.jpg stored under the exact bytes `stored` (the
+    archive rewritten with a placeholder name of that length, then patched: zipfile would cut a NUL)."""
+
+    def plant(p):
+        path = p.raw / "PMC-VQA/images.zip"
+        placeholder = "P" * len(stored)
+        with zipfile.ZipFile(path) as old:
+            members = [(info, old.read(info)) for info in old.infolist()]
+        with zipfile.ZipFile(path, "w") as new:
+            for info, data in members:
+                if info.filename == "figures/PMC3298543_F1.jpg":
+                    info = zipfile.ZipInfo(placeholder, info.date_time)
+                new.writestr(info, data)
+        data = path.read_bytes()
+        assert data.count(placeholder.encode()) == 2  # its local header and the central directory
+        path.write_bytes(data.replace(placeholder.encode(), stored))
+
+    return plant
+
+
+CLI_CASES.update(
+    {
+        "PMC-VQA member with a backslash": (
+            _pmc_member_named(b"figures\\PMC3298543_F1.jpg"),
+            "2D_Task/PMC",
+            {},
+            2,
+            r"images.zip: member 'figures\\\\PMC3298543_F1.jpg' \(the image PMC3298543_F1.jpg\) is never extracted: "
+            r"its name holds a backslash",
+        ),
+        "PMC-VQA member with a NUL, skip": (
+            _pmc_member_named(b"figures/PMC3298543_F1.jpg\0.exe"),
+            "2D_Task/PMC",
+            {"on_bad_input": "skip"},
+            0,
+            r"refused member 'figures/PMC3298543_F1.jpg\\x00.exe' of \S+images.zip: holds a NUL character(.|\n)*"
+            r"skipped PMC3298543_F1.jpg: \S+images.zip: member .* holds a NUL(.|\n)*1 bad items skipped",
+        ),
+    }
 )
 
 

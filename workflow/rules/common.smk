@@ -1,6 +1,7 @@
 # Helpers shared by the rules: settings, registry, input functions. No rules here.
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -144,9 +145,11 @@ def print_failure_hint(log):
             file=sys.stderr,
         )
     else:
+        failed = sorted(set(re.findall(r"^\s*log: (.+?) \(check log file", text, re.MULTILINE)))
+        where = f" (log: {', '.join(failed)})" if failed else ""
         print(
-            "\nA step failed: its error line above (`error in rule ...`, also at the end of the log it names) says "
-            "which file and what to do. "
+            f"\nA step failed{where}: its error line above (`error in rule ...`, also at the end of the log it "
+            "names) says which file and what to do. "
             "`python -m preprocess check` lists the raw downloads and their status.",
             file=sys.stderr,
         )
