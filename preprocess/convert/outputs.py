@@ -203,10 +203,16 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
         raise RawDataError(f"raw file vanished while placing it: {source}") from exc
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and (exc.errno in _FULL or exc.filename != os.fspath(source)):
+        if isinstance(exc, OSError) and not _reading(exc, source):
             raise write_error(target, exc) from None
         raise  # reading the raw file failed: bad input of this item
     return relative, "file", output.detail or _detail(target)
+
+
+def _reading(exc: OSError, source: Path) -> bool:
+    """Did opening or reading the raw file fail (not linking or writing)? os.link names both paths."""
+    named = exc.filename is not None and os.fspath(exc.filename) == os.fspath(source)
+    return named and exc.errno not in _FULL and exc.filename2 is None
 
 
 def _holds_same_file(target: Path, source: Path) -> bool:
