@@ -1722,3 +1722,93 @@ def test_a_kill_between_write_and_rename_leaves_a_part_the_next_run_removes(plan
     with contextlib.redirect_stdout(out):
         cli.main(status)
     assert json.loads(out.getvalue())["part_files"] == [str(foreign)]
+
+
+def test_names_with_a_newline_or_u2028_keep_the_manifest_and_the_later_steps_whole(planted, tmp_path):
+    """A raw folder name holding a newline and a file name holding U+2028 (Brain-Tumor-MRI's image folder): the
+    manifest keeps one row per file, and the contact-sheet and validation steps read it."""
+    testing = planted.raw / "brain-tumor-mri-dataset" / "Testing"
+    odd = testing / "glio\nma" / "Te-gl\u2028_0099.jpg"
+    odd.parent.mkdir()
+    shutil.copyfile(testing / "glioma" / "Te-gl_0010.jpg", odd)
+    code, text = planted.convert("2D_Task/Brain-Tumor-MRI")
+    assert code == 0, text
+    manifest = planted.results / "convert" / "2D_Task" / "Brain-Tumor-MRI" / "image_folder.0-of-1.tsv"
+    lines = manifest.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 2 + 6  # header, six images, the final newline
+    from preprocess.manifest import read_manifest
+
+    rows = read_manifest(manifest)
+    expected = "2D_Images/Brain-Tumor-MRI/datasets/Testing/glio\nma/Te-gl\u2028_0099.jpg"
+    assert [row[0] for row in rows if "glio\n" in row[0]] == [expected] and len(rows) == 6
+    assert all(len(row) == 3 and row[1] == "file" for row in rows)
+    build = steps.Build(demo_settings(planted.demo), results=planted.results)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        build.contact_sheet(manifests=[manifest], out=tmp_path / "sheet.png")
+        found = build.validate(subset="2D_Task/Brain-Tumor-MRI", report_out=tmp_path / "v.json", manifests=[manifest])
+    assert "6 of 6 images on the sheet" in out.getvalue() and (tmp_path / "sheet.png").stat().st_size > 0
+    assert found and all(report.passed for report in found)
+    assert json.loads((tmp_path / "v.json").read_text())["skipped_items"] == []
+
+
+def test_validate_reports_each_bad_file_as_a_row_and_finishes_the_table(planted):
+    """`python -m preprocess validate` on a built APTOS whose task file also names a decompression-bomb BMP, a
+    FIFO, a folder and `sub\\\\a.png`, beside a 100k-deep task JSON: one row each, every other row still checked,
+    exit 1, no traceback."""
+    assert planted.convert("2D_Task/APTOS")[0] == 0
+    root = planted.data / "2D_Images" / "APTOS" / "train_images"
+    (root / "bomb.bmp").write_bytes(_bmp(40000, 40000))
+    os.mkfifo(root / "fifo.png")
+    (root / "folder.png").mkdir()
+    (root / "sub").mkdir()
+    shutil.copyfile(root / "000c1434d8d7.png", root / "sub" / "a.png")
+    task = planted.data / "2D_Task" / "APTOS" / "APTOS_test.json"
+    records = json.loads(task.read_text())
+    good = len(records)
+    records += [{**records[0], "qry_img_path": name} for name in ("bomb.bmp", "fifo.png", "folder.png", "sub\\a.png")]
+    task.write_text(json.dumps(records))
+    (task.parent / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    config = planted.tmp / "config.json"
+    config.write_text(json.dumps(demo_values(planted.demo)))
+    argv = ["validate", str(planted.data), "--subset", "2D_Task/APTOS", "--config", str(config)]
+    done = subprocess.run([sys.executable, "-m", "preprocess", *argv], capture_output=True, text=True, cwd=REPO)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in out, out
+    shown = "2D_Task/APTOS/APTOS_test.json"
+    for row in (
+        rf"{shown}: record {good}, qry_img_path: unreadable: 'bomb.bmp' refused: .*decompression bomb",
+        rf"{shown}: record {good + 1}, qry_img_path: unreadable: 'fifo.png' not a regular file",
+        rf"{shown}: record {good + 2}, qry_img_path: unreadable: 'folder.png' not a regular file",
+        rf"{shown}: record {good + 3}, qry_img_path: unsafe: 'sub\\\\a.png' image path: .* holds a backslash",
+        r"2D_Task/APTOS/deep.json: file, <file>: bad_record: '' cannot read task file: .*nested too deep",
+    ):
+        assert re.search(row, out), (row, out)
+    assert re.search(rf"{shown}\s+{good + 4}\s+0\s+{good + 4}\s+{good}\s+0\s+3\s+1", out), out  # the table row
+
+
+def test_a_real_snakemake_run_with_a_bad_input_names_the_rule_log(tmp_path, demo_template):
+    """`snakemake --cores 1` for BloodMNIST alone, its MedMNIST archive holding a label -1: the convert rule's log
+    holds the message, the terminal its line naming the log and a closing hint naming that log, no traceback."""
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    values = yaml.safe_load((REPO / "config.yaml").read_text())
+    values.update(subsets=["2D_Task/BloodMNIST"], verify_checksums=False)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(values))
+    subprocess.run(["cp", "-a", str(demo_template), str(workdir / "demo")], check=True)
+    _edit_npz(workdir / "demo" / "raw" / BLOOD, "test_labels", _set_label(2, -1))
+    raw = _tree(workdir / "demo" / "raw", ())
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    done = subprocess.run([*command, "--cores", "1"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr[-4000:]
+    log = "logs/convert/2D_Task/BloodMNIST/npz_unpack_2d.0-of-1.log"
+    message = "bloodmnist_224.npz[test_labels] row 2: label [-1] is not a class index 0..7"
+    text = (workdir / log).read_text()
+    assert text.startswith("2D_Task/BloodMNIST/npz_unpack_2d shard 1/1:") and f"error: {workdir}/demo/raw/" in text
+    assert text.rstrip().endswith(f"{message} (8 class names in the registry); the archive is not the published one, "
+                                  "download it again")  # fmt: skip
+    assert f"error in rule convert (log {log}): {workdir}/demo/raw/MedMNIST/{message}" in done.stderr
+    assert f"\nA step failed (log: {log}): its error line above" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not (workdir / "results" / "convert" / "2D_Task" / "BloodMNIST" / "npz_unpack_2d.0-of-1.tsv").exists()
+    assert _tree(workdir / "demo" / "raw", ()) == raw
