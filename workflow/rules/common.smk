@@ -45,7 +45,9 @@ def check_report(source_id):
 
 
 def source_fingerprint(wildcards):
-    source = splits.checked_source(REGISTRY, SETTINGS, REGISTRY.source(wildcards.source))
+    source = splits.checked_source(
+        REGISTRY, SETTINGS, REGISTRY.source(wildcards.source)
+    )
     return fingerprint(source, SETTINGS.raw_root)
 
 
