@@ -183,9 +183,13 @@ def cmd_info(args) -> int:
         root = f", image root {task.image_root}" if task.image_root else ""
         print(f"  task file {task.file}: {task.parser} ({subset.group_config} entry {task.eval}{root})")
     for source_id, specs in registry.files_needed(subset).items():
-        print(f"  source {source_id}: {', '.join(s.label for s in specs)}")
-    for conversion in subset.conversions:
-        print(f"  conversion {conversion.name}: {conversion.kind} {json.dumps(conversion.params)}")
+        labels = [s.label + (" (train split)" if s.split == "train" else "") for s in specs]
+        print(f"  source {source_id}: {', '.join(labels)}")
+    from preprocess import splits
+
+    for conversion in splits.conversions(None, subset, splits.ALL):
+        train = " (train split: built with splits: all)" if conversion.split == splits.TRAIN else ""
+        print(f"  conversion {conversion.name}{train}: {conversion.kind} {json.dumps(conversion.params)}")
     return 0
 
 

@@ -172,8 +172,8 @@ def test_radgenome_mirrors_the_parent_path(settings, demo):
     _check_series(folder, ref_ct_scale_then_clip(_dataobj(source / "valid_1004_a_1.nii.gz"), -600, 1500))
 
 
-def test_cirrmri600_split_csv_healthy_prefix_and_contiguous_range(demo, capsys):
-    _convert(demo_settings(demo, splits="all"), "ChirrMRI600")  # every split of the CSV
+def test_cirrmri600_split_csv_healthy_prefix_and_contiguous_range(settings, demo, capsys):
+    _convert(settings, "ChirrMRI600")
     root = demo / "DATA_BASEDIR" / "3D_Images" / "ChirrMRI600" / "Cirrhosis_T1_slide"
     assert sorted(str(p.relative_to(root)) for p in root.glob("*/*")) == ["test/7", "test/healthy_3", "train/12"]
     assert "not in the split CSV, so not sliced (as the benchmark's script drops them): 99" in capsys.readouterr().out
