@@ -183,9 +183,13 @@ def cmd_info(args) -> int:
         root = f", image root {task.image_root}" if task.image_root else ""
         print(f"  task file {task.file}: {task.parser} ({subset.group_config} entry {task.eval}{root})")
     for source_id, specs in registry.files_needed(subset).items():
-        print(f"  source {source_id}: {', '.join(s.label for s in specs)}")
-    for conversion in subset.conversions:
-        print(f"  conversion {conversion.name}: {conversion.kind} {json.dumps(conversion.params)}")
+        labels = [s.label + (" (train split)" if s.split == "train" else "") for s in specs]
+        print(f"  source {source_id}: {', '.join(labels)}")
+    from preprocess import splits
+
+    for conversion in splits.conversions(None, subset, splits.ALL):
+        train = " (train split: built with splits: all)" if conversion.split == splits.TRAIN else ""
+        print(f"  conversion {conversion.name}{train}: {conversion.kind} {json.dumps(conversion.params)}")
     return 0
 
 
@@ -267,7 +271,7 @@ def _parse_shard(text: str) -> tuple[int, int]:
 
 
 def cmd_validate(args) -> int:
-    from preprocess import validate
+    from preprocess import splits, validate
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     registry = settings.registry()
@@ -277,7 +281,10 @@ def cmd_validate(args) -> int:
     decode = args.decode or settings.validate_decode
     all_reports, states = [], {}
     for subset in subsets:
-        subset_reports = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, decode)
+        train = splits.wanted(settings, subset) == splits.ALL
+        subset_reports = validate.validate_subset(
+            registry, subset, settings.data_basedir, raw_root, decode, train_built=train
+        )
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
             all_reports += subset_reports
@@ -358,8 +365,9 @@ def cmd_slice(args) -> int:
 
 
 def cmd_status(args) -> int:
-    """One line per subset: built, not built (and why), failed or partially valid, with what to do next."""
-    from preprocess import steps, tables, validate
+    """One line per subset: its test split (built, not built and why, failed or partially valid, with what to
+    do next) and its train split (the Train_Data paths it resolves), apart."""
+    from preprocess import splits, steps, tables, validate
     from preprocess.plan import plan_subsets
 
     settings = _settings(args, require_raw=False, basedir="read")
@@ -367,25 +375,33 @@ def cmd_status(args) -> int:
     plans = None
     if settings.raw_root_given:
         checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
-        plans = {p.subset: p for p in plan_subsets(registry, "all", checks)}
+        plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings)}
     rows, counts = [], {}
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
-        found = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, settings.validate_decode)
-        state = validate.subset_state(subset, settings.data_basedir, found)
-        ok, paths = sum(r.ok for r in found), sum(r.paths for r in found)
+        train = splits.wanted(settings, subset) == splits.ALL
+        found = validate.validate_subset(
+            registry, subset, settings.data_basedir, raw_root, settings.validate_decode, train_built=train
+        )
+        tests = [r for r in found if not r.file.startswith("Train_Data/")]
+        state = validate.subset_state(subset, settings.data_basedir, tests)
+        ok, paths = sum(r.ok for r in tests), sum(r.paths for r in tests)
         label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
-        rows.append([subset.key, label, ok, paths, step])
-    failed = any(r[1] in ("failed", "partially valid") for r in rows)
+        trains = [r for r in found if r.file.startswith("Train_Data/")]
+        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train)])
+    failed = any(r[1] in ("failed", "partially valid") or r[5] == "failed" for r in rows)
     parts = _part_files(settings.data_basedir)
     if args.json:
-        keys = ["subset", "state", "paths_ok", "paths", "next_step"]
+        keys = ["subset", "state", "paths_ok", "paths", "next_step", "train_state", "train_paths_ok", "train_paths"]
         found = {"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}
         print(json.dumps({**found, "part_files": [str(p) for p in parts]}, indent=2))
         return 1 if failed else 0
-    table = [[key, label[:60], f"{ok}/{paths}" if paths else "-", step] for key, label, ok, paths, step in rows]
-    print(tables.render(["subset", "state", "paths ok", "next step"], table))
+    table = [
+        [key, label[:60], f"{ok}/{paths}" if paths else "-", train_label, f"{t_ok}/{t_paths}" if t_paths else "-", step]
+        for key, label, ok, paths, step, train_label, t_ok, t_paths in rows
+    ]
+    print(tables.render(["subset", "test", "paths ok", "train", "train paths ok", "next step"], table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
     if parts:
         print(
@@ -402,6 +418,18 @@ def _part_files(data_basedir: Path) -> list[Path]:
     return sorted(
         Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if name.endswith(".part")
     )
+
+
+def _train_status(reports, wanted: bool) -> tuple[str, int, int]:
+    """(state, paths ok, paths) of the subset's Train_Data files: no Train_Data, built, failed, or not built."""
+    if not reports:
+        return "no Train_Data", 0, 0
+    ok, paths = sum(r.ok for r in reports), sum(r.paths for r in reports)
+    if not wanted:
+        state = "not built (splits: test)" if any(r.not_built for r in reports) else "built"
+    else:
+        state = "built" if all(r.passed for r in reports) else "failed"
+    return state, ok, paths + sum(r.not_built for r in reports)
 
 
 def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple[str, str]:

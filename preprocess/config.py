@@ -18,6 +18,7 @@ class Settings:
     data_basedir: Path
     raw_root: Path
     subsets: object
+    splits: object
     demo: Path | None
     source_variants: dict
     registry_overrides: Path | None

@@ -20,14 +20,15 @@ class SubsetPlan:
     instructions: dict[str, str] = field(default_factory=dict)
 
 
-def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck]) -> list[SubsetPlan]:
-    """One plan per selected subset; a subset named explicitly that cannot be built raises RawDataError."""
+def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck], settings=None) -> list[SubsetPlan]:
+    """One plan per selected subset (for the splits `settings` asks for; None: test); a subset named explicitly
+    that cannot be built raises RawDataError."""
     plans = []
     for subset in registry.select(selection):
         if subset.is_text:
             plans.append(SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert"))
             continue
-        problems = subset_missing(registry, subset, checks)
+        problems = subset_missing(registry, subset, checks, settings=settings)
         if problems:
             bad = sorted({p.split(":")[0] for p in problems})
             reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"

@@ -9,7 +9,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from preprocess import layout
+from preprocess import layout, splits
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import structure_problems
 from preprocess.registry import FileSpec, Registry, Source
@@ -157,7 +157,7 @@ def fingerprint(source: Source, raw_root: Path) -> str:
 def check_all(registry: Registry, settings, source_ids, results_dir: Path | None) -> dict[str, SourceCheck]:
     checks = {}
     for source_id in source_ids:
-        source = registry.source(source_id)
+        source = splits.checked_source(registry, settings, registry.source(source_id))
         if settings.allow_download and source.access == "open":
             from preprocess.download import fetch_missing  # http and urllib only when downloads are allowed
 
@@ -168,10 +168,11 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     return checks
 
 
-def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck], only=None) -> list[str]:
-    """What the subset needs (of the sources in `only`, default all) that the checks did not find whole."""
+def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck], only=None, settings=None) -> list[str]:
+    """What the subset needs for the splits it builds (`settings`' splits; None: test) of the sources in `only`
+    (default all) that the checks did not find whole."""
     problems = []
-    for source_id, specs in registry.files_needed(subset).items():
+    for source_id, specs in splits.files(registry, settings, subset).items():
         if only is not None and source_id not in only:
             continue
         check = checks[source_id]

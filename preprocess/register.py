@@ -18,7 +18,14 @@ def observed_files(source, raw_root: Path) -> tuple[list[dict], list[str]]:
 
     Files the copy lacks keep their registry expectations; their ids are returned as the second value.
     """
-    base = layout.raw_dir(raw_root, source)
+    specs, absent = _observed(source, layout.raw_dir(raw_root, source))
+    for spec, entry in zip(source.files, specs, strict=True):
+        if spec.split != "test":
+            entry["split"] = spec.split  # a train file stays needed only for the train split
+    return specs, absent
+
+
+def _observed(source, base: Path) -> tuple[list[dict], list[str]]:
     specs, absent = [], []
     for spec in source.files:
         if spec.glob:

@@ -30,6 +30,7 @@ class FileSpec:
     md5: str | None = None
     npz: dict | None = field(default=None, hash=False, compare=False)
     url: str | None = None
+    split: str = "test"  # train: needed only when the subset wants every split (preprocess/splits.py)
 
     @property
     def label(self) -> str:
@@ -72,6 +73,7 @@ class Conversion:
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
     shards: int = 1
+    split: str = "test"  # train: built only when the subset wants every split (preprocess/splits.py)
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         md5=md5,
         npz=npz,
         url=fill(raw["url"]) if "url" in raw else None,
+        split=raw.get("split", "test"),
     )
 
 
@@ -270,7 +273,8 @@ def _subset(raw: dict) -> Subset:
     conversions = []
     for index, conv in enumerate(raw["conversions"]):
         name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
-        conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {})), conv.get("shards", 1)))
+        params = dict(conv.get("params", {}))
+        conversions.append(Conversion(conv["kind"], name, params, conv.get("shards", 1), conv.get("split", "test")))
     image_root = raw.get("image_root")
     tasks = tuple(
         Task(
@@ -369,7 +373,9 @@ def _check_references(registry: Registry) -> None:
             raise RegistryError(f"{subset.key}: text subsets and only they have no image_root")
         if any(task.is_text != subset.is_text for task in subset.tasks):
             raise RegistryError(f"{subset.key}: text_qa is the parser of text subsets, and only of them")
-        names = [c.name for c in subset.conversions]
+        from preprocess.splits import expand  # the train twins share the conversions' name space
+
+        names = [c.name for conv in subset.conversions for c in expand(conv)]
         if len(set(names)) != len(names):
             raise RegistryError(f"{subset.key}: conversion names must differ: {names}")
         for ref in subset.sources:

@@ -50,7 +50,7 @@ def plan_table(plans: list[SubsetPlan], checks: dict[str, SourceCheck], registry
 
 
 def validation_table(reports: list[JsonReport]) -> str:
-    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
+    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe", "not_built"]
     rows = [[r.file] + [getattr(r, c) for c in columns] + ["ok" if r.passed else "FAIL"] for r in reports]
     return tables.render(["task file", *columns, "result"], rows)
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, reports, tables, validate
+from preprocess import layout, reports, splits, tables, validate
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
@@ -16,7 +16,7 @@ from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, p
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
 
-VALIDATION_COLUMNS = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe"]
+VALIDATION_COLUMNS = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe", "not_built"]
 
 
 class Build:
@@ -25,6 +25,7 @@ class Build:
         unless one is named)."""
         self.settings = settings
         self.registry = registry if registry is not None else settings.registry()
+        splits.check_keys(settings, self.registry)
         self.results = results
 
     def check(self, *, sources, report_dir: Path | None = None) -> dict[str, SourceCheck]:
@@ -40,7 +41,7 @@ class Build:
         print(reports.check_table(self.registry, checks))
         if table_out is not None:
             _write_sources_table(self.registry, checks, Path(table_out))
-        plans = plan_subsets(self.registry, self.settings.subsets, checks)
+        plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
         print()
         print(reports.plan_table(plans, checks, self.registry))
         instructions = reports.instructions_text(self.registry, checks) or "Every checked source is present.\n"
@@ -69,7 +70,7 @@ class Build:
         if chosen.is_text:
             print(f"{chosen.key} is a text subset: nothing to convert")
             return []
-        named = _conversions(chosen, conversion)
+        named = _conversions(splits.conversions(self.settings, chosen), chosen, conversion)
         self._require_raw(chosen, named, checks)
         written = []
         for one in named:
@@ -87,7 +88,7 @@ class Build:
         needed = {s for c in named for s in ([c.params["source"]] if "source" in c.params else subset.source_ids)}
         if checks is None:
             checks = check_all(self.registry, self.settings, sorted(needed), self.results)
-        problems = subset_missing(self.registry, subset, checks, only=needed)
+        problems = subset_missing(self.registry, subset, checks, only=needed, settings=self.settings)
         if problems:
             instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
             raise RawDataError(
@@ -99,7 +100,7 @@ class Build:
         chosen = self.registry.subset(subset)
         found = validate.validate_subset(
             self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
-            decode or self.settings.validate_decode,
+            decode or self.settings.validate_decode, train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
         print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
         files = [{**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in found]
@@ -164,11 +165,15 @@ class Build:
         return write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
 
 
-def _conversions(subset, name: str | None) -> list:
-    named = [c for c in subset.conversions if name in (None, c.name)]
+def _conversions(built: list, subset, name: str | None) -> list:
+    """The conversions of this build named `name` (None: all); a train one needs splits: all."""
+    named = [c for c in built if name in (None, c.name)]
     if not named:
-        names = ", ".join(c.name for c in subset.conversions)
-        raise PreprocessError(f"{subset.key} has no conversion {name!r} (it has: {names})")
+        names = ", ".join(c.name for c in built)
+        hint = ""
+        if any(c.name == name for c in splits.conversions(None, subset, splits.ALL)):
+            hint = f"; {name} builds the train split: set splits: all (or {{{subset.key}: all}}) in the config"
+        raise PreprocessError(f"{subset.key} has no conversion {name!r} (it has: {names}){hint}")
     return named
 
 

@@ -38,6 +38,7 @@ class JsonReport:
     missing: int = 0
     unreadable: int = 0
     unsafe: int = 0
+    not_built: int = 0  # Train_Data paths absent while the subset builds the test split only (not failures)
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
 
@@ -145,11 +146,14 @@ def validate_file(
     jsonl: bool = False,
     shown_name: str | None = None,
     parser: str | None = None,
+    train_built: bool = True,
 ) -> JsonReport:
     """Check every record of a task file (JSON list) or Train_Data file (JSON Lines) and resolve its images.
 
     Test records are checked against their parser's fields; only the image fields that parser opens are
-    resolved, through `checker` (the task file's own image root, as the evaluation joins paths)."""
+    resolved, through `checker` (the task file's own image root, as the evaluation joins paths). A Train_Data
+    path that is absent while `train_built` is false (the subset builds its test split only) counts as
+    not_built, not as a failure."""
     report = JsonReport(shown_name or str(path), subset)
     try:
         rows = _load_records(path, jsonl)
@@ -165,8 +169,11 @@ def validate_file(
             continue
         refs = records.train_record_images(index, row) if jsonl else records.task_record_images(index, row, parser)
         for ref in refs:
-            report.paths += 1
             found = checker.problem(ref.path)
+            if found is not None and found[0] == MISSING and jsonl and not train_built:
+                report.not_built += 1
+                continue
+            report.paths += 1
             if found is None:
                 report.ok += 1
                 continue
@@ -189,10 +196,16 @@ def extra_roots(registry: Registry, subset: Subset, raw_root: Path | None) -> li
 
 
 def validate_subset(
-    registry: Registry, subset: Subset, data_basedir: Path, raw_root: Path | None = None, decode: str = "quick"
+    registry: Registry,
+    subset: Subset,
+    data_basedir: Path,
+    raw_root: Path | None = None,
+    decode: str = "quick",
+    train_built: bool = True,
 ) -> list[JsonReport]:
     """Reports for the subset's registered task files that exist, each resolved against its own image root,
-    and for any other JSON in its folder (resolved against the subset's folder, every image field counted)."""
+    and for any other JSON in its folder (resolved against the subset's folder, every image field counted);
+    then its Train_Data files (absent paths are not_built when `train_built` is false)."""
     folder = layout.task_dir(data_basedir, subset)
     links = extra_roots(registry, subset, raw_root)
     checkers: dict[Path, PathChecker] = {}
@@ -217,7 +230,7 @@ def validate_subset(
             shown = f"{subset.group}/{subset.folder}/{name}"
             reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:
-        reports += validate_train_data(data_basedir, decode, subset)
+        reports += validate_train_data(data_basedir, decode, subset, train_built)
     return reports
 
 
@@ -229,12 +242,16 @@ def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
     return sorted(base.rglob("*.jsonl")) if base.is_dir() else []
 
 
-def validate_train_data(data_basedir: Path, decode: str = "quick", subset: Subset | None = None) -> list[JsonReport]:
+def validate_train_data(
+    data_basedir: Path, decode: str = "quick", subset: Subset | None = None, train_built: bool = True
+) -> list[JsonReport]:
     """Train_Data JSONL files: image paths are relative to DATA_BASEDIR."""
     checker = PathChecker(data_basedir, decode=decode)
     key = subset.key if subset is not None else None
     return [
-        validate_file(path, checker, key, jsonl=True, shown_name=str(path.relative_to(data_basedir)))
+        validate_file(
+            path, checker, key, jsonl=True, shown_name=str(path.relative_to(data_basedir)), train_built=train_built
+        )
         for path in train_files(data_basedir, subset)
     ]
 

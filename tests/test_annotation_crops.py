@@ -15,7 +15,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from conftest import demo_values
+from conftest import demo_settings, demo_values
 from preprocess import boxes, steps
 from preprocess.config import settings_from_dict
 from preprocess.demo.annotations import _dicom, vindr_mammo_physionet, xray
@@ -30,6 +30,12 @@ D0, D1 = "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014", "2a2277a9-b0ded155-c0de
 
 
 # --- the reference rules, written out ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def settings(demo):
+    """These tests compare every split the benchmark's scripts write, so they ask for the train split too."""
+    return demo_settings(demo, splits="all")
 
 
 def min_size_crop(x0, y0, x1, y1, width, height):
@@ -256,7 +262,8 @@ def test_vindr_cxr_png_copy_is_linked_and_cropped(settings, demo, capsys):
 def test_vindr_cxr_png_copy_missing_an_image_names_it(settings, demo):
     folder = demo / "raw" / "vindr-cxr" / "VinDr-CXR-dataset" / "ai-vinbigdata" / "test"
     folder.mkdir(parents=True)
-    Image.fromarray(np.zeros((96, 80), np.uint8)).save(folder / f"{CXR_A}.png")
+    for image_id in (CXR_A, CXR_B):  # the test split's copies are whole: its conversion runs
+        Image.fromarray(np.zeros((96, 80), np.uint8)).save(folder / f"{image_id}.png")
     with pytest.raises(RawDataError, match=rf"train/{CXR_T}.png: missing; the annotations name this image"):
         _convert(settings, "VindrCXR")
 
@@ -299,7 +306,12 @@ def test_vindr_mammo_physionet_route_decodes_the_dicoms(demo, capsys):
     del overrides["sources"]["vindr_mammo"]  # the registry's own physionet file list applies
     (demo / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     settings = settings_from_dict(
-        demo_values(demo, registry_overrides=str(demo / "overrides.yaml"), source_variants={"vindr_mammo": "physionet"})
+        demo_values(
+            demo,
+            registry_overrides=str(demo / "overrides.yaml"),
+            source_variants={"vindr_mammo": "physionet"},
+            splits="all",
+        )
     )
     _convert(settings, "VindrMammo")
     assert f"{M3}.dicom: a FOR PROCESSING image" in capsys.readouterr().out

@@ -34,6 +34,12 @@ KVASIR = "raw/Kvasir-SEG"
 MEDSEGBENCH = "raw/MedSegBench"
 
 
+@pytest.fixture
+def settings(demo):
+    """These tests compare every split the benchmark's scripts write, so they ask for the train split too."""
+    return demo_settings(demo, splits="all")
+
+
 def _png(path) -> np.ndarray:
     with Image.open(path) as image:
         assert image.mode == "RGB", f"{path}: {image.mode}"
@@ -128,6 +134,7 @@ def test_kvasir_seg_largest_box_every_split(settings, demo, capsys):
         (40, 2, 60, 12),
     ]
     _convert(settings, "Gastrointestinal", "kvasir_seg")
+    _convert(settings, "Gastrointestinal", "kvasir_seg_train")
     assert "cju0s2a9ekvms080138tjjpxr" in capsys.readouterr().out  # in the box file, not in split.csv
     root = demo / "DATA_BASEDIR" / "2D_Images" / "Gastrointestinal"
     expected = {  # (split, id): the crop as rows, columns of the 60 x 80 image
@@ -154,7 +161,7 @@ def test_kvasir_coordinates_are_truncated_and_a_tiny_box_is_kept(demo):
     annotations["cju0qoxqj9q6s0835b43399p4"]["bbox"] = []  # no box at all: left out
     (raw / "kavsir_bboxes.json").write_text(json.dumps(annotations))
     _without_checksums(demo, "kvasir_seg")
-    _convert(demo_settings(demo), "Gastrointestinal", "kvasir_seg")
+    _convert(demo_settings(demo, splits="all"), "Gastrointestinal", "kvasir_seg_train")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "Gastrointestinal" / "images"
     image = _rgb_of_file(raw / "images" / "cju0qkwl35piu0993l0dewei2.jpg")
     assert np.array_equal(_png(root / "train_cju0qkwl35piu0993l0dewei2_polyp.png"), image[10:12, 20:23])
@@ -163,6 +170,7 @@ def test_kvasir_coordinates_are_truncated_and_a_tiny_box_is_kept(demo):
 
 def test_polypgen_inclusive_max_leaves_the_last_row_and_column_out(settings, demo, capsys):
     _convert(settings, "Gastrointestinal", "polypgen")
+    _convert(settings, "Gastrointestinal", "polypgen_train")
     assert "test 00002" in capsys.readouterr().out  # a one-column mask: nothing is left
     root = demo / "DATA_BASEDIR" / "2D_Images" / "Gastrointestinal"
     kept = [("train", 0), ("train", 1), ("val", 0), ("test", 0), ("test", 1)]

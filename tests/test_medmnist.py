@@ -235,7 +235,7 @@ def _reference_png(array: np.ndarray) -> np.ndarray:
 
 def test_2d_reference_names_and_pixels_in_every_split(tmp_path):
     rows = {"train": [4, 0, 7], "val": [3, 3], "test": [0, 6, 2, 0, 1]}
-    settings, _ = _settings(tmp_path, {"bloodmnist": (3, 1)}, rows=rows)
+    settings, _ = _settings(tmp_path, {"bloodmnist": (3, 1)}, rows=rows, splits="all")  # train and val too
     _build(settings, "BloodMNIST")
     root = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images"
     expected = {
@@ -320,8 +320,8 @@ def test_two_workers_write_the_same_files(tmp_path):
 
 
 def test_three_workers_share_a_large_split_and_write_what_one_writes(tmp_path):
-    one, arrays = _settings(tmp_path / "a", {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
-    three, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
+    one, arrays = _settings(tmp_path / "a", {"bloodmnist": (3, 1)}, counts=(1, 1, 700), splits="all")
+    three, _ = _settings(tmp_path / "b", {"bloodmnist": (3, 1)}, counts=(1, 1, 700), splits="all")
     rows = _build(one, "BloodMNIST", workers=1)
     assert _build(three, "BloodMNIST", workers=3) == rows
     assert len([r for r in rows if r[1] == "file"]) == 702  # 700 test images, one train, one val
@@ -367,7 +367,9 @@ def test_a_killed_helper_stops_the_job_instead_of_hanging(tmp_path, monkeypatch)
 
 def test_3d_reference_series_names_splits_and_label_csvs(tmp_path):
     rows = {"train": [3, 0, 10], "val": [7, 1], "test": [5, 5, 2, 0, 9]}
-    settings, _ = _settings(tmp_path, {"organmnist3d": (1, 1)}, size="28", source="medmnist3d", rows=rows)
+    settings, _ = _settings(
+        tmp_path, {"organmnist3d": (1, 1)}, size="28", source="medmnist3d", rows=rows, splits="all"
+    )  # train slides and every labels CSV are the train split
     _build(settings, "Organ3dMNIST")
     base = tmp_path / "DATA" / "3D_Images" / "Organ3dMNIST"
     assert sorted(os.listdir(base)) == ["test_labels.csv", "test_slides", "train_labels.csv", "train_slides",

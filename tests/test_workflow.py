@@ -58,6 +58,18 @@ def test_demo_builds_and_every_path_resolves(workdir):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_splits_all_builds_the_train_split_and_every_train_data_path_resolves(workdir):
+    subsets = '["2D_Task/BloodMNIST", "2D_Task/Gastrointestinal", "3D_Task/CT_RATE"]'
+    _run(workdir, "--config", "splits=all", f"subsets={subsets}")
+    rows = json.loads((workdir / "results" / "validation" / "summary.json").read_text())["files"]
+    train = [row for row in rows if row["file"].startswith("Train_Data/")]
+    assert len(train) == 3 and all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in train)
+    manifests = workdir / "results" / "convert" / "3D_Task" / "CT_RATE"
+    assert sorted(p.name for p in manifests.iterdir()) == [
+        "volumes.0-of-2.tsv", "volumes.1-of-2.tsv", "volumes_train.0-of-2.tsv", "volumes_train.1-of-2.tsv"
+    ]  # fmt: skip
+
+
 def test_deleting_a_raw_file_is_seen_on_the_next_run(workdir):
     _run(workdir)
     (workdir / "demo" / "raw" / "aptos2019-blindness-detection" / "train_images" / "6cd606dc52e9.png").unlink()

@@ -6,7 +6,9 @@ params (declared in registry/kinds.yaml):
               whole mask of each image of a `<flag>_<size>.npz`, every split), pannuke (one box per instance
               mask of the parquet rows, grown to `grow_to`)
   image, crop name templates relative to the image root (fields: see kinds.yaml)
-  max_edge, min_crop, grow_to, splits, mask_keys, classes: the box rules, as the benchmark's scripts apply them
+  max_edge, min_crop, grow_to, mask_keys, classes: the box rules, as the benchmark's scripts apply them
+  splits      the splits built: medsegbench key prefixes, kvasir_seg split.csv values, pannuke test | train
+              (a (row, class) group with a grown box is train, as the grounding script splits them)
 Images are decoded, converted to RGB and written as PNG, as those scripts save them. Nothing is dropped
 silently: images without a box, empty masks, boxes empty inside the image and crops under `min_crop` (dropped
 with their image) are counted in the job log.
@@ -126,7 +128,8 @@ class KvasirSeg:
         unsplit = [image_id for image_id in annotations if image_id not in splits]
         if unsplit:
             ctx.log(f"{len(unsplit)} images of the box file have no row in split.csv and are left out: {unsplit[:5]}")
-        return [image_id for image_id in annotations if image_id in splits]
+        chosen = ctx.params.get("splits")
+        return [i for i in annotations if i in splits and (chosen is None or splits[i] in chosen)]
 
     @staticmethod
     def produce(ctx, items):
@@ -287,7 +290,20 @@ class PanNuke:
             tally.skip("row without an image", where)
             return
         image = _decode_rgb(record.data, where)
-        yield Png(ctx.output_path(ctx.name("image", tag=tag, row=record.row)), image)
+        crops = list(PanNuke._crops(ctx, record, image, tally, where))
+        # A (row, class) group with any grown box is the reference's train split, the others its test split.
+        grown_labels = {label for _, label, box, grown in crops if grown != box}
+        chosen = ctx.params.get("splits")
+        keep = [c for c in crops if chosen is None or ("train" if c[1] in grown_labels else "test") in chosen]
+        if keep or (not crops and (chosen is None or "test" in chosen)):  # a row without crops: as the test split
+            yield Png(ctx.output_path(ctx.name("image", tag=tag, row=record.row)), image)
+        for inst, label, _, grown in keep:
+            name = ctx.name("crop", tag=tag, row=record.row, label=label, inst=inst)
+            yield Png(ctx.output_path(name), boxes.crop(image, grown))
+
+    @staticmethod
+    def _crops(ctx, record, image, tally: Tally, where: str):
+        """(instance position, class name, mask box, grown box) of each usable instance of the row."""
         instances, categories = record.fields["instances"] or [], record.fields["categories"] or []
         if len(instances) != len(categories):
             tally.skip("instances beyond the shorter of instances and categories", where)
@@ -306,9 +322,7 @@ class PanNuke:
             if box is None:
                 tally.skip("empty instance mask", item)
                 continue
-            grown = boxes.grow_to_minimum(box, image.shape[1], image.shape[0], ctx.params["grow_to"])
-            name = ctx.name("crop", tag=tag, row=record.row, label=label, inst=inst)
-            yield Png(ctx.output_path(name), boxes.crop(image, grown))
+            yield inst, label, box, boxes.grow_to_minimum(box, image.shape[1], image.shape[0], ctx.params["grow_to"])
 
 
 def _decode_mask(data: bytes | None) -> np.ndarray:

@@ -12,6 +12,8 @@ params:
   drr_name           file name of a reference-mode DRR (the recipe's fields)
   drr_physical_name  file name of a physical-mode DRR: {view} (ap, pa, lateral) and the recipe's fields; its JSON
                      sidecar takes the same name with the suffix .json
+  splits             the recipe's {split} values sliced (default every one it finds; ct_rate, radgenome_chestct
+                     and mrnet read only these raw folders, default valid); train_splits: the train conversion's
   sequence           CirrMRI600 only: T1 or T2
   cases_file         BraTS-MEN only, optional: a file (under the raw folder) listing the case ids to slice
 A series needs folder and name, a DRR drr_folder, drr_name and drr_physical_name; a subset asks for either or
@@ -41,6 +43,8 @@ def plan(ctx):
         raise RawDataError(f"{ctx.subset.key}: no slicing recipe {dataset!r} (known: {', '.join(DATASETS)})")
     raw = ctx.raw_dir(ctx.params.get("source"))
     cases = DATASETS[dataset](raw, ctx.params, ctx.log)
+    if "splits" in ctx.params:
+        cases = [case for case in cases if case.fields.get("split") in ctx.params["splits"]]
     if not cases:
         raise RawDataError(
             f"{ctx.subset.key}: no volumes found under {raw}; check the layout with `python -m preprocess check`"

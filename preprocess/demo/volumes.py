@@ -74,6 +74,10 @@ def ct_rate(base: Path) -> None:
         else:
             save_nifti(folder / f"{sub}_1.nii.gz", hu)
         save_nifti(folder / f"{sub}_2.nii.gz", ct_phantom(seed=n + 5))  # a second reconstruction: not used
+    for n, (case, sub) in enumerate([("train_1", "train_1_a"), ("train_2", "train_2_a")]):  # the train split
+        folder = base / "dataset" / "train_fixed" / case / sub
+        save_nifti(folder / f"{sub}_1.nii.gz", ct_phantom(shape=(48, 40, 70), seed=20 + n, body_axes=(0.6, 0.7)))
+        save_nifti(folder / f"{sub}_2.nii.gz", ct_phantom(seed=30 + n))  # a second reconstruction: not used
     metadata = base / "dataset" / "metadata" / "validation_metadata.csv"
     metadata.parent.mkdir(parents=True, exist_ok=True)
     metadata.write_text(
@@ -155,6 +159,9 @@ def mrnet(base: Path) -> None:
         np.save(root / "valid" / plane / f"{case}.npy", volume)
     for task in ("abnormal", "acl", "meniscus"):  # headerless, ids zero-padded to 4 digits
         (root / f"valid-{task}.csv").write_text("1130,1\n1131,0\n")
+    for plane in ("axial", "coronal", "sagittal"):  # the train split: case 0000 of 12 slices
+        (root / "train" / plane).mkdir(parents=True, exist_ok=True)
+        np.save(root / "train" / plane / "0000.npy", np.stack([pattern(50 + k, (32, 32), 1) for k in range(12)]))
 
 
 def m3d(base: Path) -> None:

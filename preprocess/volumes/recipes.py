@@ -4,15 +4,19 @@ Each recipe walks one raw download and returns Cases: a volume, its profile, the
 folder template may use (and a role, when one dataset has series of several kinds). The folder and file
 names themselves are templates in the subset's entry of registry/subsets.yaml; `resolve` formats them.
 
-Fields per recipe ({field} in the `folder` template; roles choose among several templates):
-  ct_rate            {patient} valid_1, {scan} valid_1_a
-  radgenome_chestct  {path} the volume's folder under valid_preprocessed/, e.g. valid_1004/valid_1004a
+Fields per recipe ({field} in the `folder` template; roles choose among several templates); {split} is also
+what the kind's `splits` parameter selects:
+  ct_rate            {split} valid | train (dataset/<split>_fixed/, only the folders of `splits` are read),
+                     {patient} valid_1, {scan} valid_1_a
+  radgenome_chestct  {split} valid | train (dataset/<split>_preprocessed/, as ct_rate), {path} the volume's
+                     folder under it, e.g. valid_1004/valid_1004a
   cirrmri600         {split} from the split CSV, {case} the CSV's folder_name (healthy subjects: healthy_<id>)
-  brats_ped          roles training | validation (the raw folder holds TrainingData or not); {modality}, {case}
+  brats_ped          roles training | validation (the raw folder holds TrainingData or not), {split} train | val
+                     likewise; {modality}, {case}
   brats_men          {case}
   hanseg             roles ct | mr; {case}
   synthrad2023       roles ct | mr; {region} brain | pelvis, {case}
-  mrnet              {plane}, {case}
+  mrnet              {split} valid | train (MRNet-v1.0/<split>/, as ct_rate), {plane}, {case}
   mmdental           {case}
 """
 
@@ -86,17 +90,29 @@ def _strip_nii(name: str) -> str:
 LUNG = Profile("ct_window", level=-600, width=1500)
 
 
+def _raw_splits(params: dict) -> list[str]:
+    """The raw split folders a recipe reads: the kind's `splits` (a train conversion's: train)."""
+    return list(params.get("splits", ["valid"]))
+
+
 def ct_rate(base: Path, params: dict, log) -> list[Case]:
     return [
-        Case(f, LUNG, {"patient": f.parent.parent.name, "scan": f.parent.name})
-        for f in _rglob(base, "dataset/valid_fixed/*/*/*_1.nii.gz")
+        Case(f, LUNG, {"split": split, "patient": f.parent.parent.name, "scan": f.parent.name})
+        for split in _raw_splits(params)
+        for f in _rglob(base, f"dataset/{split}_fixed/*/*/*_1.nii.gz")
         if f.name == f"{f.parent.name}_1.nii.gz"  # the first reconstruction of the scan its folder names
     ]
 
 
 def radgenome_chestct(base: Path, params: dict, log) -> list[Case]:
-    root = base / "dataset" / "valid_preprocessed"
-    return [Case(f, LUNG, {"path": f.parent.relative_to(root).as_posix()}) for f in _rglob(root, "**/*_1.nii.gz")]
+    cases = []
+    for split in _raw_splits(params):
+        root = base / "dataset" / f"{split}_preprocessed"
+        cases += [
+            Case(f, LUNG, {"split": split, "path": f.parent.relative_to(root).as_posix()})
+            for f in _rglob(root, "**/*_1.nii.gz")
+        ]
+    return cases
 
 
 def cirrmri600(base: Path, params: dict, log) -> list[Case]:
@@ -124,8 +140,9 @@ def brats_ped(base: Path, params: dict, log) -> list[Case]:
     for modality in ("t1n", "t2w"):
         for path in _rglob(base, f"**/BraTS-PED-*-{modality}.nii.gz"):
             training = any("TrainingData" in part for part in path.relative_to(base).parts)
-            role = "training" if training else "validation"
-            cases.append(Case(path, BRATS, {"modality": modality, "case": path.parent.name}, role))
+            role, split = ("training", "train") if training else ("validation", "val")
+            fields = {"split": split, "modality": modality, "case": path.parent.name}
+            cases.append(Case(path, BRATS, fields, role))
     return cases
 
 
@@ -170,8 +187,9 @@ def synthrad2023(base: Path, params: dict, log) -> list[Case]:
 def mrnet(base: Path, params: dict, log) -> list[Case]:
     profile = Profile("mrnet", count=10)
     return [
-        Case(p, profile, {"plane": p.parent.name, "case": p.stem})
-        for p in _rglob(base, "MRNet-v1.0/valid/*/*.npy")
+        Case(p, profile, {"split": split, "plane": p.parent.name, "case": p.stem})
+        for split in _raw_splits(params)
+        for p in _rglob(base, f"MRNet-v1.0/{split}/*/*.npy")
         if p.parent.name in ("axial", "coronal", "sagittal")
     ]
 

@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess import layout, validate
+from preprocess import layout, splits, validate
 from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
@@ -22,9 +22,10 @@ try:  # before any job: a wrong folder is one clear message, not a missing sourc
         require_demo(SETTINGS.demo)
     require_directory(SETTINGS.raw_root, "raw root")
     require_directory(SETTINGS.data_basedir, "DATA_BASEDIR", writable=True)
+    REGISTRY = SETTINGS.registry()
+    splits.check_keys(SETTINGS, REGISTRY)
 except PreprocessError as exc:
     raise WorkflowError(str(exc)) from None
-REGISTRY = SETTINGS.registry()
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 ENTRY = "../scripts/step.py"
@@ -45,7 +46,10 @@ def check_report(source_id):
 
 
 def source_fingerprint(wildcards):
-    return fingerprint(REGISTRY.source(wildcards.source), SETTINGS.raw_root)
+    source = splits.checked_source(
+        REGISTRY, SETTINGS, REGISTRY.source(wildcards.source)
+    )
+    return fingerprint(source, SETTINGS.raw_root)
 
 
 def subset_of(wildcards):
@@ -60,7 +64,7 @@ def shard_count(subset, conversion):
 
 def conversion_manifests(subset):
     manifests = []
-    for conversion in subset.conversions:
+    for conversion in splits.conversions(SETTINGS, subset):
         if REGISTRY.kinds[conversion.kind].module is None:
             continue  # text subsets: nothing to convert
         shards = shard_count(subset, conversion)
@@ -78,7 +82,11 @@ def subset_check_reports(wildcards):
 def conversion_resources(wildcards, attempt=1):
     """(threads, mem_mb, runtime minutes) of one conversion job."""
     subset = subset_of(wildcards)
-    kind = next(c.kind for c in subset.conversions if c.name == wildcards.conversion)
+    kind = next(
+        c.kind
+        for c in splits.conversions(SETTINGS, subset)
+        if c.name == wildcards.conversion
+    )
     resources = REGISTRY.kinds[kind].resources
     return (
         resources["threads"],

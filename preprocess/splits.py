@@ -1,0 +1,95 @@
+"""Which splits a build makes: the `splits` config key, applied in one place.
+
+`splits: test` (default) builds only what the test task files need; `all` also builds the train and val
+outputs the benchmark's scripts write (what Train_Data references); a mapping chooses per subset.
+
+How the registry declares train outputs (subsets.yaml, sources.yaml):
+- a conversion with `split: train` runs only when its subset wants all;
+- a parameter `train_<name>` of a conversion (e.g. `train_splits: [train, val]` beside `splits: [test]`) makes
+  a second conversion, `<name of the conversion>_train`, whose `<name>` is that value; it runs only with all
+  (its own jobs, manifests and shards). The test conversion never sees the `train_` parameters;
+- a file of a source with `split: train` is checked only when a subset that needs it wants all.
+Every caller (steps, the workflow's rules, the raw check, the CLI) asks this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from preprocess.errors import ConfigError, did_you_mean
+from preprocess.registry import Conversion, FileSpec, Registry, Source, Subset
+
+TEST, ALL, TRAIN = "test", "all", "train"
+PREFIX = "train_"
+
+
+def wanted(settings, subset: Subset) -> str:
+    """'test' or 'all' for this subset (settings None: test)."""
+    value = getattr(settings, "splits", TEST) if settings is not None else TEST
+    if isinstance(value, str):
+        return value
+    return value.get(subset.key, TEST)
+
+
+def check_keys(settings, registry: Registry) -> None:
+    """A `splits` mapping may only name subsets of the registry."""
+    value = getattr(settings, "splits", TEST)
+    if isinstance(value, dict):
+        keys = [s.key for s in registry.subsets]
+        for key in value:
+            if key not in keys:
+                raise ConfigError(f"splits names unknown subset {key!r}{did_you_mean(key, keys)}")
+
+
+def expand(conversion: Conversion) -> list[Conversion]:
+    """The registry's conversion as the test conversion and/or the train conversion it declares."""
+    if conversion.split == TRAIN:
+        return [conversion]
+    train_keys = [key for key in conversion.params if key.startswith(PREFIX)]
+    if not train_keys:
+        return [conversion]
+    test_params = {k: v for k, v in conversion.params.items() if k not in train_keys}
+    train_params = {**test_params, **{key[len(PREFIX) :]: conversion.params[key] for key in train_keys}}
+    return [
+        replace(conversion, params=test_params),
+        replace(conversion, name=f"{conversion.name}_{TRAIN}", params=train_params, split=TRAIN),
+    ]
+
+
+def conversions(settings, subset: Subset, which: str | None = None) -> list[Conversion]:
+    """The conversions a build runs for the subset: the test ones, and with all the train ones too.
+    `which` ('test' or 'all') overrides the settings."""
+    mode = which or wanted(settings, subset)
+    return [c for conv in subset.conversions for c in expand(conv) if c.split != TRAIN or mode == ALL]
+
+
+def by_split(subset: Subset) -> dict[str, list[Conversion]]:
+    """Every conversion of the subset, test and train apart (for status)."""
+    found: dict[str, list[Conversion]] = {TEST: [], TRAIN: []}
+    for conv in subset.conversions:
+        for c in expand(conv):
+            found[c.split].append(c)
+    return found
+
+
+def files(registry: Registry, settings, subset: Subset) -> dict[str, tuple[FileSpec, ...]]:
+    """Source id -> the file specs the subset needs for the splits it builds (train files only with all)."""
+    train = wanted(settings, subset) == ALL
+    return {
+        source_id: tuple(spec for spec in specs if train or spec.split != TRAIN)
+        for source_id, specs in registry.files_needed(subset).items()
+    }
+
+
+def checked_source(registry: Registry, settings, source: Source) -> Source:
+    """The source with only the files the raw check asks for: its train files only when a subset that needs
+    them wants all (any subset: a check report serves every subset of the source)."""
+    if all(spec.split != TRAIN for spec in source.files):
+        return source
+    train_ids = {
+        spec.id
+        for subset in registry.subsets
+        if wanted(settings, subset) == ALL
+        for spec in registry.files_needed(subset).get(source.id, ())
+    }
+    return replace(source, files=tuple(f for f in source.files if f.split != TRAIN or f.id in train_ids))
