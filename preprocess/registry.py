@@ -30,6 +30,7 @@ class FileSpec:
     md5: str | None = None
     npz: dict | None = field(default=None, hash=False, compare=False)
     url: str | None = None
+    split: str = "test"  # the split that needs it (train: only a train build)
 
     @property
     def label(self) -> str:
@@ -72,6 +73,7 @@ class Conversion:
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
     shards: int = 1
+    split: str = "test"  # the split it builds
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         md5=md5,
         npz=npz,
         url=fill(raw["url"]) if "url" in raw else None,
+        split=raw.get("split", "test"),
     )
 
 
@@ -270,7 +273,8 @@ def _subset(raw: dict) -> Subset:
     conversions = []
     for index, conv in enumerate(raw["conversions"]):
         name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
-        conversions.append(Conversion(conv["kind"], name, dict(conv.get("params", {})), conv.get("shards", 1)))
+        params = dict(conv.get("params", {}))
+        conversions.append(Conversion(conv["kind"], name, params, conv.get("shards", 1), conv.get("split", "test")))
     image_root = raw.get("image_root")
     tasks = tuple(
         Task(
