@@ -256,6 +256,25 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    import json
+    import time
+    from dataclasses import asdict
+
+    from preprocess import estimate
+
+    started = time.monotonic()
+    settings = _settings(args)
+    registry = settings.registry()
+    found = estimate.estimate(settings, registry, estimate.all_conversions(registry, settings.subsets))
+    if args.json:
+        print(json.dumps([asdict(e) for e in found], indent=1))
+        return 0
+    print(estimate.table(found))
+    print(f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s")
+    return 0
+
+
 def _parse_shard(text: str) -> tuple[int, int]:
     try:
         index, count = (int(x) for x in text.split("/"))
@@ -472,6 +491,11 @@ def _args_convert(p) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
 
 
+def _args_plan(p) -> None:
+    _data_options(p)
+    p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
+
+
 def _args_tree(p) -> None:
     """Commands that read a DATA_BASEDIR given as their first argument."""
     p.add_argument("data_basedir", metavar="DATA_BASEDIR")
@@ -522,6 +546,7 @@ COMMANDS = {
     "info": ("one subset or source, with download instructions", cmd_info, _args_info),
     "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
+    "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
     "slice": ("slice one volume file into PNGs (debugging one volume)", cmd_slice, _args_slice),
     "status": ("one line per subset: built, not built and why, failed; what next", cmd_status, _args_status),

@@ -4,6 +4,7 @@ rules (preprocess/snakemake_entry.py) and the CLI both call them, with keyword a
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -101,8 +102,17 @@ class Build:
             self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
             decode or self.settings.validate_decode,
         )  # fmt: skip
+        if manifests:
+            produced = {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
+            validate.set_unproduced(found, produced)
         print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
-        files = [{**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in found]
+        unproduced = reports.unproduced_text(found)
+        if unproduced:
+            print(unproduced)
+        files = [
+            {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings, "unproduced": r.unproduced}
+            for r in found
+        ]
         atomic_write_json(report_out, {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests)})
         return found
 
@@ -148,6 +158,7 @@ class Build:
             "skipped_items": bad_items,
             "failed": [r.file for r in all_reports if not r.passed],
             "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
+            "unproduced": reports.unproduced_rows(all_reports),
             "must_pass": self.settings.on_bad_input != "skip",
             "front": reports.front_counts(plans, all_reports, bad_items),
             "config": config or {},
@@ -222,8 +233,8 @@ def read_reports(paths) -> list[JsonReport]:
     for path in paths:
         for row in json.loads(Path(path).read_text(encoding="utf-8"))["files"]:
             failures = [Failure(**f) for f in row.pop("failures")]
-            warnings = row.pop("warnings", [])
-            found.append(JsonReport(**row, failures=failures, warnings=warnings))
+            warnings, unproduced = row.pop("warnings", []), row.pop("unproduced", [])
+            found.append(JsonReport(**row, failures=failures, warnings=warnings, unproduced=unproduced))
     return found
 
 
@@ -245,6 +256,9 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     warnings = reports.warnings_text(all_reports)
     if warnings:
         text += "\n\n" + warnings
+    unproduced = reports.unproduced_text(all_reports)
+    if unproduced:
+        text += "\n\n" + unproduced
     text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
     text += "\n".join(f"  {line}" for line in skipped)
     if bad_items:
