@@ -296,7 +296,8 @@ def cmd_validate(args) -> int:
     decode = args.decode or settings.validate_decode
     all_reports, states = [], {}
     for subset in subsets:
-        subset_reports = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, decode)
+        manifests = validate.results_manifests(args.results, subset)
+        subset_reports = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, decode, manifests)
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
             all_reports += subset_reports
@@ -318,7 +319,8 @@ def _print_validation(all_reports, states: dict, registry, data_basedir: Path, s
     from preprocess import validate
 
     print(reports.validation_table(all_reports) if all_reports else "no task files found")
-    for text in (reports.failures_text(all_reports), reports.warnings_text(all_reports)):
+    for show in (reports.failures_text, reports.warnings_text, reports.unproduced_text):
+        text = show(all_reports)
         if text:
             print("\n" + text)
     not_built = [k for k, s in states.items() if s == "not built"]
@@ -390,7 +392,10 @@ def cmd_status(args) -> int:
     rows, counts = [], {}
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
-        found = validate.validate_subset(registry, subset, settings.data_basedir, raw_root, settings.validate_decode)
+        manifests = validate.results_manifests(args.results, subset)
+        found = validate.validate_subset(
+            registry, subset, settings.data_basedir, raw_root, settings.validate_decode, manifests
+        )
         state = validate.subset_state(subset, settings.data_basedir, found)
         ok, paths = sum(r.ok for r in found), sum(r.paths for r in found)
         label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)

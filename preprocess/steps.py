@@ -4,7 +4,6 @@ rules (preprocess/snakemake_entry.py) and the CLI both call them, with keyword a
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -100,11 +99,8 @@ class Build:
         chosen = self.registry.subset(subset)
         found = validate.validate_subset(
             self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
-            decode or self.settings.validate_decode,
+            decode or self.settings.validate_decode, manifests,
         )  # fmt: skip
-        if manifests:
-            produced = {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
-            validate.set_unproduced(found, produced)
         print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
         unproduced = reports.unproduced_text(found)
         if unproduced:

@@ -190,10 +190,16 @@ def extra_roots(registry: Registry, subset: Subset, raw_root: Path | None) -> li
 
 
 def validate_subset(
-    registry: Registry, subset: Subset, data_basedir: Path, raw_root: Path | None = None, decode: str = "quick"
+    registry: Registry,
+    subset: Subset,
+    data_basedir: Path,
+    raw_root: Path | None = None,
+    decode: str = "quick",
+    manifests=(),
 ) -> list[JsonReport]:
     """Reports for the subset's registered task files that exist, each resolved against its own image root,
-    and for any other JSON in its folder (resolved against the subset's folder, every image field counted)."""
+    and for any other JSON in its folder (resolved against the subset's folder, every image field counted).
+    With the subset's conversion `manifests`, Train_Data paths none of them lists are set apart (unproduced)."""
     folder = layout.task_dir(data_basedir, subset)
     links = extra_roots(registry, subset, raw_root)
     checkers: dict[Path, PathChecker] = {}
@@ -219,7 +225,24 @@ def validate_subset(
             reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:
         reports += validate_train_data(data_basedir, decode, subset, links)
+        if manifests:
+            set_unproduced(reports, produced_paths(manifests))
     return reports
+
+
+def produced_paths(manifests) -> set[str]:
+    """Every path the manifests list as written (files and links), normalised."""
+    from preprocess.manifest import read_manifest
+
+    return {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
+
+
+def results_manifests(results: Path | None, subset: Subset) -> list[Path]:
+    """The subset's shard manifests in a workflow results folder (none when there is no such folder)."""
+    if results is None:
+        return []
+    folder = layout.shard_manifest(Path(results), subset, "x", 0, 1).parent
+    return sorted(folder.glob("*.tsv")) if folder.is_dir() else []
 
 
 def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
@@ -254,6 +277,7 @@ def set_unproduced(reports: list[JsonReport], produced: set[str]) -> None:
             if failure.problem == MISSING and os.path.normpath(failure.path) not in produced:
                 report.unproduced.append(failure.path)
                 report.missing -= 1
+                report.paths -= 1  # counted apart, in the table of what no rule produces
             else:
                 kept.append(failure)
         report.failures = kept
