@@ -99,3 +99,28 @@ def test_changed_config_starts_the_shard_afresh(tmp_path, demo):
     code, after = _convert(tmp_path, demo, "BloodMNIST", 1)
     assert code == 0
     assert len(after) == 9  # every item again: the journal was written for another configuration
+
+
+def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):
+    """A kill mid-write leaves half a line: it is ignored; an item whose file has gone since is not taken."""
+    from preprocess.convert.journal import Journal
+
+    base = tmp_path / "DATA_BASEDIR"
+    (base / "a").mkdir(parents=True)
+    (base / "a" / "kept.png").write_bytes(b"x")
+    path = tmp_path / "shard.tsv.journal"
+    path.write_text(
+        '{"journal": 1, "fingerprint": "f"}\n'
+        '["kept", [["a/kept.png", "file", "1:ab"]], []]\n'
+        '["gone", [["a/gone.png", "file", "1:cd"]], []]\n'
+        '["skipped", [], [["skipped", "bad input"]]]\n'
+        '["torn", [["a/torn.png", "fi'
+    )
+    journal = Journal(path, "f", base, log=lambda text: None)
+    assert journal.finished("kept") == ([("a/kept.png", "file", "1:ab")], [])
+    assert journal.finished("gone") is None
+    assert journal.finished("skipped") == ([], [("skipped", "bad input")])
+    assert journal.finished("torn") is None
+    journal.record("next", [], [])
+    journal.close()
+    assert Journal(path, "f", base, log=lambda text: None).finished("next") == ([], [])

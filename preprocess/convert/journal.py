@@ -55,6 +55,10 @@ class Journal:
         elif self.entries:
             log(f"resuming: {len(self.entries)} items finished by an earlier run are taken from {path}")
         self.descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        with open(path, "rb") as handle:  # a torn last line is ended, so the next record starts its own
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                os.write(self.descriptor, b"\n")
 
     def finished(self, label: str) -> tuple[list, list] | None:
         """The rows and problems of an item an earlier run finished, if its files are all still there."""
