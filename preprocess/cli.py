@@ -260,6 +260,25 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    import json
+    import time
+    from dataclasses import asdict
+
+    from preprocess import estimate
+
+    started = time.monotonic()
+    settings = _settings(args)
+    registry = settings.registry()
+    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry))
+    if args.json:
+        print(json.dumps([asdict(e) for e in found], indent=1))
+        return 0
+    print(estimate.table(found))
+    print(f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s")
+    return 0
+
+
 def _parse_shard(text: str) -> tuple[int, int]:
     try:
         index, count = (int(x) for x in text.split("/"))
@@ -282,8 +301,9 @@ def cmd_validate(args) -> int:
     all_reports, states = [], {}
     for subset in subsets:
         train = splits.wanted(settings, subset) == splits.ALL
+        manifests = validate.results_manifests(args.results, subset)
         subset_reports = validate.validate_subset(
-            registry, subset, settings.data_basedir, raw_root, decode, train_built=train
+            registry, subset, settings.data_basedir, raw_root, decode, train_built=train, manifests=manifests
         )
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
@@ -306,7 +326,8 @@ def _print_validation(all_reports, states: dict, registry, data_basedir: Path, s
     from preprocess import validate
 
     print(reports.validation_table(all_reports) if all_reports else "no task files found")
-    for text in (reports.failures_text(all_reports), reports.warnings_text(all_reports)):
+    for show in (reports.failures_text, reports.warnings_text, reports.unproduced_text):
+        text = show(all_reports)
         if text:
             print("\n" + text)
     not_built = [k for k, s in states.items() if s == "not built"]
@@ -380,9 +401,11 @@ def cmd_status(args) -> int:
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
         train = splits.wanted(settings, subset) == splits.ALL
+        manifests = validate.results_manifests(args.results, subset)
         found = validate.validate_subset(
-            registry, subset, settings.data_basedir, raw_root, settings.validate_decode, train_built=train
-        )
+            registry, subset, settings.data_basedir, raw_root, settings.validate_decode, train_built=train,
+            manifests=manifests,
+        )  # fmt: skip
         tests = [r for r in found if not r.file.startswith("Train_Data/")]
         state = validate.subset_state(subset, settings.data_basedir, tests)
         ok, paths = sum(r.ok for r in tests), sum(r.paths for r in tests)
@@ -516,6 +539,11 @@ def _args_convert(p) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
 
 
+def _args_plan(p) -> None:
+    _data_options(p)
+    p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
+
+
 def _args_tree(p) -> None:
     """Commands that read a DATA_BASEDIR given as their first argument."""
     p.add_argument("data_basedir", metavar="DATA_BASEDIR")
@@ -566,6 +594,7 @@ COMMANDS = {
     "info": ("one subset or source, with download instructions", cmd_info, _args_info),
     "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
+    "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
     "slice": ("slice one volume file into PNGs (debugging one volume)", cmd_slice, _args_slice),
     "status": ("one line per subset: built, not built and why, failed; what next", cmd_status, _args_status),

@@ -49,6 +49,9 @@ def _observed(source, base: Path) -> tuple[list[dict], list[str]]:
         if spec.npz:
             entry["npz"] = _observed_npz(base / found, spec.npz)
         specs.append(entry)
+    for entry, spec in zip(specs, source.files, strict=True):
+        if spec.split != "test":  # the split that needs the file stays with it
+            entry["split"] = spec.split
     return specs, absent
 
 

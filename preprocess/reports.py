@@ -81,6 +81,32 @@ def warnings_text(reports: list[JsonReport]) -> str:
     return "\n".join([note, *(f"  {line}" for line in lines)])
 
 
+UNPRODUCED_SHOWN = 5  # paths per subset in the table; the JSON reports hold them all
+
+
+def unproduced_rows(reports: list[JsonReport], limit: int = UNPRODUCED_SHOWN) -> list[dict]:
+    """Per subset: how many Train_Data paths no rule produces, and the first `limit` of them."""
+    by_subset: dict[str, list[str]] = {}
+    for report in reports:
+        if report.unproduced:
+            by_subset.setdefault(report.subset or "-", []).extend(report.unproduced)
+    return [{"subset": k, "count": len(v), "paths": v[:limit]} for k, v in sorted(by_subset.items())]
+
+
+def unproduced_text(reports: list[JsonReport]) -> str:
+    rows = unproduced_rows(reports)
+    if not rows:
+        return ""
+    lines = []
+    for row in rows:
+        more = row["count"] - len(row["paths"])
+        paths = row["paths"] + ([f"... and {more} more (in the subset's JSON report)"] if more > 0 else [])
+        lines += [[row["subset"], str(row["count"]), path] for path in paths[:1]]
+        lines += [["", "", path] for path in paths[1:]]
+    note = "Train_Data JSONL paths that no rule of the pipeline produces (not built, not counted as missing):\n"
+    return note + tables.render(["subset", "paths", "path"], lines)
+
+
 def write_text(path: Path, text: str) -> None:
     from preprocess.fsutil import atomic_write_text
 

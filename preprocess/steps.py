@@ -100,10 +100,17 @@ class Build:
         chosen = self.registry.subset(subset)
         found = validate.validate_subset(
             self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
-            decode or self.settings.validate_decode, train_built=splits.wanted(self.settings, chosen) == splits.ALL,
+            decode or self.settings.validate_decode, manifests,
+            train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
         print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
-        files = [{**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings} for r in found]
+        unproduced = reports.unproduced_text(found)
+        if unproduced:
+            print(unproduced)
+        files = [
+            {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings, "unproduced": r.unproduced}
+            for r in found
+        ]
         atomic_write_json(report_out, {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests)})
         return found
 
@@ -149,6 +156,7 @@ class Build:
             "skipped_items": bad_items,
             "failed": [r.file for r in all_reports if not r.passed],
             "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
+            "unproduced": reports.unproduced_rows(all_reports),
             "must_pass": self.settings.on_bad_input != "skip",
             "front": reports.front_counts(plans, all_reports, bad_items),
             "config": config or {},
@@ -227,8 +235,8 @@ def read_reports(paths) -> list[JsonReport]:
     for path in paths:
         for row in json.loads(Path(path).read_text(encoding="utf-8"))["files"]:
             failures = [Failure(**f) for f in row.pop("failures")]
-            warnings = row.pop("warnings", [])
-            found.append(JsonReport(**row, failures=failures, warnings=warnings))
+            warnings, unproduced = row.pop("warnings", []), row.pop("unproduced", [])
+            found.append(JsonReport(**row, failures=failures, warnings=warnings, unproduced=unproduced))
     return found
 
 
@@ -250,6 +258,9 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     warnings = reports.warnings_text(all_reports)
     if warnings:
         text += "\n\n" + warnings
+    unproduced = reports.unproduced_text(all_reports)
+    if unproduced:
+        text += "\n\n" + unproduced
     text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
     text += "\n".join(f"  {line}" for line in skipped)
     if bad_items:

@@ -41,6 +41,7 @@ class JsonReport:
     not_built: int = 0  # Train_Data paths absent while the subset builds the test split only (not failures)
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
+    unproduced: list[str] = field(default_factory=list)  # Train_Data paths absent that no conversion wrote
 
     @property
     def passed(self) -> bool:
@@ -57,6 +58,7 @@ class JsonReport:
         data = asdict(self)
         data.pop("failures")
         data.pop("warnings")
+        data.pop("unproduced")
         return data
 
 
@@ -202,10 +204,12 @@ def validate_subset(
     raw_root: Path | None = None,
     decode: str = "quick",
     train_built: bool = True,
+    manifests=(),
 ) -> list[JsonReport]:
     """Reports for the subset's registered task files that exist, each resolved against its own image root,
     and for any other JSON in its folder (resolved against the subset's folder, every image field counted);
-    then its Train_Data files (absent paths are not_built when `train_built` is false)."""
+    then its Train_Data files (absent paths are not_built when `train_built` is false). With the subset's
+    conversion `manifests`, Train_Data paths none of them lists are set apart (unproduced)."""
     folder = layout.task_dir(data_basedir, subset)
     links = extra_roots(registry, subset, raw_root)
     checkers: dict[Path, PathChecker] = {}
@@ -230,8 +234,25 @@ def validate_subset(
             shown = f"{subset.group}/{subset.folder}/{name}"
             reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:
-        reports += validate_train_data(data_basedir, decode, subset, train_built)
+        reports += validate_train_data(data_basedir, decode, subset, train_built, links)
+        if manifests:
+            set_unproduced(reports, produced_paths(manifests))
     return reports
+
+
+def produced_paths(manifests) -> set[str]:
+    """Every path the manifests list as written (files and links), normalised."""
+    from preprocess.manifest import read_manifest
+
+    return {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
+
+
+def results_manifests(results: Path | None, subset: Subset) -> list[Path]:
+    """The subset's shard manifests in a workflow results folder (none when there is no such folder)."""
+    if results is None:
+        return []
+    folder = layout.shard_manifest(Path(results), subset, "x", 0, 1).parent
+    return sorted(folder.glob("*.tsv")) if folder.is_dir() else []
 
 
 def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
@@ -243,10 +264,10 @@ def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
 
 
 def validate_train_data(
-    data_basedir: Path, decode: str = "quick", subset: Subset | None = None, train_built: bool = True
+    data_basedir: Path, decode: str = "quick", subset: Subset | None = None, train_built: bool = True, links=()
 ) -> list[JsonReport]:
-    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR."""
-    checker = PathChecker(data_basedir, decode=decode)
+    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR (and may pass the subset's links)."""
+    checker = PathChecker(data_basedir, links, decode=decode)
     key = subset.key if subset is not None else None
     return [
         validate_file(
@@ -254,6 +275,24 @@ def validate_train_data(
         )
         for path in train_files(data_basedir, subset)
     ]
+
+
+def set_unproduced(reports: list[JsonReport], produced: set[str]) -> None:
+    """Train_Data paths that are missing and that no conversion's manifest lists (no rule of the pipeline
+    produces them: a silver crop the scene graphs do not hold, a split not built) are listed apart, not
+    counted as missing: a train build makes what its rules can, and names the rest."""
+    for report in reports:
+        if not report.file.startswith("Train_Data/"):
+            continue
+        kept = []
+        for failure in report.failures:
+            if failure.problem == MISSING and os.path.normpath(failure.path) not in produced:
+                report.unproduced.append(failure.path)
+                report.missing -= 1
+                report.paths -= 1  # counted apart, in the table of what no rule produces
+            else:
+                kept.append(failure)
+        report.failures = kept
 
 
 def unknown_task_folders(registry: Registry, data_basedir: Path) -> list[str]:

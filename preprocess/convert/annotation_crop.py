@@ -26,6 +26,12 @@ Recipes (the route a source variant selects is in brackets):
                          that gold_all_sentences_500pts_1000studies.txt places (its first row of an image);
                          fields image_id (the DICOM id), class_id; no query image (the MIMIC links serve it).
                          A region annotated twice on one image keeps its last box (the script overwrites).
+  chest_imagenome_silver  the crops that the subset's Train_Data JSONL files name (paths matching `crop` under
+                         the image root; no JSONL, no crops): boxes from <dicom_id>_SceneGraph.json read inside
+                         silver_dataset/scene_graph.zip (the last object of a region, skipped when a coordinate
+                         is null), on the MIMIC-CXR-JPG image of its patient_id and study_id; class_id numbers
+                         the sorted region names of all scene graphs (or params.classes). A named crop the scene
+                         graphs do not hold is logged and left out (the validation summary lists it).
 
 Shared rules: rows without a box and "No finding"/"No Finding" are skipped; coordinates int(float(v)) floored
 at 0; class_id = position of the name in the sorted names seen in all splits; boxes of one (image, class) are
@@ -45,10 +51,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from preprocess import boxes
+from preprocess import boxes, scenegraph, trainlist
 from preprocess.convert.outputs import HardLink, Png, Result
 from preprocess.dicomio import read_dicom
 from preprocess.errors import PreprocessError, RawDataError
+from preprocess.scenegraph import SceneGraphs
 
 
 @dataclass
@@ -66,6 +73,7 @@ class Item:
 class Recipe:
     plan: object  # plan(ctx) -> list[Item]
     skip_for_processing: bool = False
+    outputs: object = None  # outputs(ctx, item) when the item's image and boxes are read only as it is built
 
 
 # --- reading the annotation files -----------------------------------------------------------------------------
@@ -268,11 +276,56 @@ def _chest_imagenome_gold(ctx) -> list[Item]:
     return sorted(items, key=lambda item: item.image_id)
 
 
+def _chest_imagenome_silver(ctx) -> list[Item]:
+    """One item per image the subset's Train_Data JSONL names silver crops of (none without a JSONL)."""
+    graphs = SceneGraphs(_spec_path(ctx, "scene_graphs", "chest_imagenome"))
+    wanted = trainlist.wanted(ctx.settings.data_basedir, ctx.subset, ctx.params["crop"])
+    if not wanted:
+        ctx.log(f"{ctx.subset.key}: no Train_Data JSONL names a silver crop; nothing to build")
+        return []
+    names = ctx.params.get("classes") or graphs.names()
+    by_image: dict[str, list] = defaultdict(list)
+    for fields in wanted:
+        by_image[fields["image_id"]].append(int(fields["class_id"]))
+    _SILVER.update(graphs=graphs, names=sorted(set(names)))
+    label = f"{graphs.path}: {{}}{scenegraph.SUFFIX}"
+    return [
+        Item(dicom, label.format(dicom), {"image_id": dicom, "split": "train"}, [(c, 0, None) for c in sorted(ids)])
+        for dicom, ids in sorted(by_image.items())
+    ]
+
+
+_SILVER: dict = {}  # the scene graphs and the numbered region names of the running silver job
+
+
+def _silver_outputs(ctx, item: Item):
+    """The wanted crops of one image, boxes from its scene graph; a crop the graphs do not hold is logged."""
+    graph, names = _SILVER["graphs"].read(item.image_id), _SILVER["names"]
+    if graph is None:
+        ctx.log(f"{item.source}: no such scene graph; its {len(item.crops)} wanted crops are not built")
+        return
+    found = scenegraph.regions(graph)
+    pixels = _decode(str(ctx.raw_dir("mimic_cxr_jpg") / MIMIC_IMAGE.format(
+        patient_id=str(graph.get("patient_id")), study_id=graph.get("study_id"), image_id=item.image_id
+    )))  # fmt: skip
+    height, width = pixels.shape[:2]
+    for class_id, index, _ in item.crops:
+        name = names[class_id] if class_id < len(names) else None
+        if name not in found:
+            ctx.log(f"{item.source}: no box for class {class_id} ({name or 'unknown'}); that crop is not built")
+            continue
+        box = tuple(max(0, int(float(v))) for v in found[name])
+        x0, y0, x1, y1 = boxes.reference_crop(*box, width, height)
+        crop = ctx.name("crop", **{**item.fields, "class_id": class_id, "index": index})
+        yield Png(ctx.output_path(crop), pixels[y0:y1, x0:x1])
+
+
 RECIPES = {
     "vindr_cxr": Recipe(_vindr_cxr),
     "vindr_mammo": Recipe(_vindr_mammo),
     "vindr_mammo_physionet": Recipe(_vindr_mammo_physionet, skip_for_processing=True),
     "chest_imagenome_gold": Recipe(_chest_imagenome_gold),
+    "chest_imagenome_silver": Recipe(_chest_imagenome_silver, outputs=_silver_outputs),
 }
 
 
@@ -348,6 +401,9 @@ def _outputs(ctx, item: Item, skip_for_processing: bool):
 
 
 def produce(ctx, items: list[Item]):
-    skip = recipe(ctx).skip_for_processing
+    chosen = recipe(ctx)
     for item in items:
-        yield Result(item.source, _outputs(ctx, item, skip))
+        if chosen.outputs is not None:
+            yield Result(item.source, chosen.outputs(ctx, item))
+        else:
+            yield Result(item.source, _outputs(ctx, item, chosen.skip_for_processing))

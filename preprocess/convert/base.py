@@ -13,6 +13,7 @@ from pathlib import Path
 
 from preprocess import layout
 from preprocess.convert.executor import run_items
+from preprocess.convert.journal import Journal, fingerprint, journal_path
 from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_error
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import is_within
@@ -34,6 +35,7 @@ class ConversionContext:
     log: object = field(default=lambda text: print(text, flush=True))
     progress_bar: bool = False  # a tqdm bar on the terminal instead of progress lines
     progress: Progress | None = None
+    journal: Journal | None = None  # the shard's finished items (set while a job with a manifest runs)
 
     @property
     def params(self) -> dict:
@@ -178,6 +180,22 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     # collector stops rescanning them when the rows that helpers send back set off a full collection (the
     # README's MedMNIST speed section has the cost); forked helpers also keep sharing their pages.
     gc.freeze()
+    if manifest is not None:  # a killed run of this shard left a journal: its finished items are not redone
+        ctx.journal = Journal(journal_path(Path(manifest)), fingerprint(ctx), ctx.settings.data_basedir, ctx.log)
+    try:
+        _build(ctx, module, started)
+    finally:
+        if ctx.journal is not None:
+            ctx.journal.close()
+    if manifest is not None:
+        problems = [(item, "problem", message) for item, message in ctx.problems]
+        write_manifest(manifest, ctx.written + problems)
+        ctx.log(f"manifest: {manifest}")
+        ctx.journal.close(remove=True)
+    return ctx.written
+
+
+def _build(ctx: ConversionContext, module, started: float) -> None:
     with ctx.guard(f"{ctx.subset.key}/{ctx.conversion.name}"):  # a whole-source fault (an unreadable archive)
         items = ctx.mine(module.plan(ctx))
         label = f"{ctx.subset.key}/{ctx.conversion.name} shard {ctx.shard + 1}/{ctx.shards}"
@@ -200,8 +218,3 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     ctx.log(f"wrote {len(ctx.written)} entries in {time.monotonic() - started:.3f} s")
     if ctx.problems:
         ctx.log(f"{len(ctx.problems)} bad items skipped (on_bad_input: skip), listed in the manifest")
-    if manifest is not None:
-        problems = [(item, "problem", message) for item, message in ctx.problems]
-        write_manifest(manifest, ctx.written + problems)
-        ctx.log(f"manifest: {manifest}")
-    return ctx.written

@@ -10,6 +10,9 @@ killer, say) and waits for its result forever; here the pipe's end tells at once
 A kind whose input arrives while it is being read (MedMNIST inflates one deflate stream) passes `prepare`:
 it runs in this process before this process takes chunks, and calls `start()` as soon as helpers may begin
 (and again as the input grows, which brings the progress lines up to date); with one worker it gets None.
+
+With a journal (ctx.journal, preprocess/convert/journal.py) each finished item is recorded as it ends, and an
+item an earlier, killed run of the shard finished is taken from it: its outputs are never evaluated.
 """
 
 from __future__ import annotations
@@ -52,10 +55,19 @@ def _consume(ctx, results, count_each: bool = True) -> tuple[list, list, int]:
     Returns the rows, the problems and the number of items (counted in the progress lines as they go when
     `count_each`, else by the caller: a helper adds a chunk's count to the shared counter at once)."""
     rows, problems, items = [], [], 0
-    data_basedir, overwrite = ctx.settings.data_basedir, ctx.settings.overwrite_existing
+    data_basedir, overwrite, journal = ctx.settings.data_basedir, ctx.settings.overwrite_existing, ctx.journal
     for result in results:
-        with ctx.guard(result.label, problems):
-            rows.extend([write(output, data_basedir, overwrite) for output in result.outputs])
+        done = journal.finished(result.label) if journal is not None else None
+        if done is None:
+            item_rows, item_problems = [], []
+            with ctx.guard(result.label, item_problems):
+                item_rows = [write(output, data_basedir, overwrite) for output in result.outputs]
+            if journal is not None:
+                journal.record(result.label, item_rows, item_problems)
+        else:  # finished by an earlier run of this shard: its outputs are not produced again
+            item_rows, item_problems = done
+        rows.extend(item_rows)
+        problems.extend(item_problems)
         items += 1
         if count_each:
             ctx.advance()

@@ -180,8 +180,7 @@ def chest_imagenome(base: Path) -> None:
     first (the later box is the crop), one gold image is absent from the sentences file (no crop)."""
     from preprocess.demo.sources import MIMIC_IMAGES
 
-    (base / "silver_dataset").mkdir(parents=True, exist_ok=True)
-    (base / "silver_dataset" / "scene_graph.zip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)  # an empty zip
+    scene_graphs(base / "silver_dataset" / "scene_graph.zip")
     boxes = [  # dicom, region, original x1, x2, y1, y2 (the file's column order)
         (MIMIC_IMAGES[0][3], "right lung", 2.7, 14.2, 4.9, 19.6),
         (MIMIC_IMAGES[0][3], "left lung", 16.0, 30.0, 3.0, 29.0),
@@ -203,6 +202,74 @@ def chest_imagenome(base: Path) -> None:
         for sentence in ("Lungs are clear.", "Heart size is normal."):
             sentences.append(f"{patient[1:]}\t{study[1:]}\t{dicom}.dcm\t{sentence}")
     _write(base / "gold_dataset" / "gold_all_sentences_500pts_1000studies.txt", "\n".join(sentences) + "\n")
+
+
+# Silver scene graphs of the first and third demo MIMIC-CXR-JPG images (32x32); the second has none. Regions
+# with a box: cardiac silhouette, left lung, right lung (class ids 0, 1, 2); trachea is located in neither.
+SILVER_OBJECTS = {
+    0: [
+        ("right lung", (2, 5, 14, 20)),
+        ("left lung", (16.0, 3.0, 30.0, 29.0)),
+        ("trachea", (None, None, None, None)),  # a region the graph names without a box
+        ("right lung", (3, 4, 12, 21)),  # the same region again: the later object counts
+    ],
+    2: [
+        ("cardiac silhouette", (8, 8, 20, 23)),
+        ("left lung", (-2, 1, 40, 31)),  # past the image: floored, cut at the edge
+    ],
+}
+
+
+def scene_graphs(path: Path) -> None:
+    """scene_graph.zip as PhysioNet ships it: one <dicom_id>_SceneGraph.json per image under scene_graph/."""
+    import json
+    import zipfile
+
+    from preprocess.demo.sources import MIMIC_IMAGES
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for number, objects in SILVER_OBJECTS.items():
+            _, patient, study, dicom = MIMIC_IMAGES[number]
+            graph = {
+                "image_id": dicom,
+                "viewpoint": "PA",
+                "patient_id": int(patient[1:]),
+                "study_id": int(study[1:]),
+                "gender": "F",
+                "age_decile": "50-60",
+                "reason_for_exam": "___F with chest pain",
+                "StudyOrder": 1,
+                "StudyDateTime": "2180-05-06 22:00:00",
+                "objects": [_scene_object(dicom, name, box) for name, box in objects],
+                "attributes": [],
+                "relationships": [],
+            }
+            member = zipfile.ZipInfo(f"scene_graph/{dicom}_SceneGraph.json", date_time=(2021, 7, 1, 0, 0, 0))
+            archive.writestr(member, json.dumps(graph, indent=2), zipfile.ZIP_DEFLATED)
+
+
+def _scene_object(dicom: str, name: str, box) -> dict:
+    x1, y1, x2, y2 = box
+    scaled = [None if v is None else round(v * 7) for v in box]  # the 224 x 224 copy's box
+    return {
+        "object_id": f"{dicom}_{name}",
+        "x1": scaled[0],
+        "y1": scaled[1],
+        "x2": scaled[2],
+        "y2": scaled[3],
+        "width": None if x1 is None else scaled[2] - scaled[0],
+        "height": None if y1 is None else scaled[3] - scaled[1],
+        "bbox_name": name,
+        "synsets": ["C0225730"],
+        "name": name.capitalize(),
+        "original_x1": x1,
+        "original_y1": y1,
+        "original_x2": x2,
+        "original_y2": y2,
+        "original_width": 32,
+        "original_height": 32,
+    }
 
 
 WRITERS = {

@@ -1,11 +1,12 @@
 # Helpers shared by the rules: settings, registry, input functions. No rules here.
 
+import functools
 import json
 import re
 import sys
 from pathlib import Path
 
-from preprocess import layout, splits, validate
+from preprocess import estimate, layout, splits, validate
 from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
@@ -56,10 +57,12 @@ def subset_of(wildcards):
     return REGISTRY.subset(f"{wildcards.group}/{wildcards.folder}")
 
 
+@functools.cache
 def shard_count(subset, conversion):
-    """Jobs for one conversion: the config's count for it or its subset, else the registry's default."""
-    default = SETTINGS.shards.get(subset.key, conversion.shards)
-    return SETTINGS.shards.get(f"{subset.key}/{conversion.name}", default)
+    """Jobs for one conversion: the config's count for it or its subset, else the registry's; a train
+    conversion is cut so that no job runs past an hour on one core (its items counted in the raw root).
+    """
+    return estimate.shard_count(SETTINGS, REGISTRY, subset, conversion)
 
 
 def conversion_manifests(subset):

@@ -1,0 +1,195 @@
+"""Before converting: per subset and split, how many items, output files and bytes, and how many core-hours and
+jobs a build takes (`python -m preprocess plan`), from the per-item costs of preprocess/registry/costs.yaml
+(measured by benchmarks/item_costs.py) and item counts read cheaply from the raw root: the matches of each
+registry glob, the stored split counts of npz archives, the stored item counts of single-file sources.
+
+The workflow cuts a train conversion into as many shards as keep each job under JOB_SECONDS on one core."""
+
+from __future__ import annotations
+
+import functools
+import glob as globlib
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from preprocess import layout, splits, tables
+from preprocess.errors import RegistryError
+from preprocess.registry import REGISTRY_DIR, SafeLoader
+
+COSTS = REGISTRY_DIR / "costs.yaml"
+JOB_SECONDS = 3600  # no default train job runs longer than this on one core
+
+
+@dataclass(frozen=True)
+class Cost:
+    seconds: float  # per item, one core
+    files: float  # output files per item
+    bytes: float  # output bytes per item
+    items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
+    basis: str = ""  # what the figures were measured on
+
+
+@dataclass
+class Estimate:
+    subset: str
+    conversion: str
+    split: str
+    items: int
+    files: int
+    bytes: int
+    core_hours: float
+    jobs: int
+
+
+@functools.cache
+def load_costs(path: Path = COSTS) -> dict[str, Cost]:
+    document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
+    return {key: Cost(**value) for key, value in (document.get("costs") or {}).items()}
+
+
+def cost_key(registry, subset, conversion) -> str:
+    """kind/dataset (or kind/recipe) when the kind has recipes, else the kind."""
+    params = conversion.params
+    detail = params.get("dataset") or params.get("recipe")
+    if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
+        source = params.get("source") or subset.source_ids[0]
+        detail = detail.get(registry.source(source).variant)
+    return f"{conversion.kind}/{detail}" if detail else conversion.kind
+
+
+def cost_of(registry, subset, conversion, costs: dict[str, Cost]) -> Cost:
+    key = cost_key(registry, subset, conversion)
+    for candidate in (key, conversion.kind):
+        if candidate in costs:
+            return costs[candidate]
+    raise RegistryError(
+        f"{subset.key}/{conversion.name}: no per-item cost for {key!r} in {COSTS}; "
+        "run `python benchmarks/item_costs.py` to measure it"
+    )
+
+
+def _specs(registry, subset, conversion) -> list:
+    """The file specs of the sources the conversion reads, of its split when it has any of that split."""
+    needed = registry.files_needed(subset)
+    if "source" in conversion.params:
+        needed = {conversion.params["source"]: needed.get(conversion.params["source"], ())}
+    pairs = [(source_id, spec) for source_id, specs in needed.items() for spec in specs]
+    same = [pair for pair in pairs if pair[1].split == conversion.split]
+    return same or pairs
+
+
+def _matches(base: Path, pattern: str) -> int:
+    escaped = globlib.escape(str(base))
+    return sum(1 for _ in globlib.iglob(os.path.join(escaped, pattern), recursive=True))
+
+
+def count_items(registry, raw_root: Path, subset, conversion, cost: Cost) -> int:
+    """Items of one conversion: the stored count, else the split counts of its npz archives, else the most
+    matches of one of its globs, else one per file it reads."""
+    if cost.items is not None:
+        return cost.items
+    specs = _specs(registry, subset, conversion)
+    npz = [spec.npz for _, spec in specs if spec.npz is not None]
+    if npz:
+        splits = conversion.params.get("splits")
+        return sum(n for counts in npz for split, n in counts["counts"].items() if splits is None or split in splits)
+    globbed = [
+        _matches(layout.raw_dir(raw_root, registry.source(source_id)), spec.glob)
+        for source_id, spec in specs
+        if spec.glob
+    ]
+    return max(globbed) if globbed else max(1, len(specs))
+
+
+def shards_for(items: int, cost: Cost, limit: int = JOB_SECONDS) -> int:
+    """Jobs that keep each under `limit` seconds on one core: ceil(items x seconds per item / limit)."""
+    return max(1, math.ceil(items * cost.seconds / limit))
+
+
+def _named(settings, subset, conversion) -> int | None:
+    return settings.shards.get(f"{subset.key}/{conversion.name}", settings.shards.get(subset.key))
+
+
+def _jobs(settings, subset, conversion, items: int, cost: Cost) -> int:
+    """The config's count for the conversion or its subset, else the registry's; a train conversion gets at
+    least as many as keep each job under an hour."""
+    named = _named(settings, subset, conversion)
+    if named is not None:
+        return named
+    if conversion.split != "train":
+        return conversion.shards
+    return max(conversion.shards, shards_for(items, cost))
+
+
+def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
+    """Jobs for one conversion, as the workflow cuts it (items are counted only for a train conversion)."""
+    if _named(settings, subset, conversion) is not None or conversion.split != "train":
+        return _jobs(settings, subset, conversion, 0, Cost(0, 0, 0))
+    cost = cost_of(registry, subset, conversion, costs or load_costs())
+    items = count_items(registry, settings.raw_root, subset, conversion, cost)
+    return _jobs(settings, subset, conversion, items, cost)
+
+
+def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = None) -> list[Estimate]:
+    """One estimate per (subset, conversion) pair of `conversions` that converts anything."""
+    costs = costs or load_costs()
+    found = []
+    for subset, conversion in conversions:
+        if registry.kinds[conversion.kind].module is None:
+            continue
+        cost = cost_of(registry, subset, conversion, costs)
+        items = count_items(registry, settings.raw_root, subset, conversion, cost)
+        found.append(
+            Estimate(
+                subset.key,
+                conversion.name,
+                conversion.split,
+                items,
+                round(items * cost.files),
+                round(items * cost.bytes),
+                items * cost.seconds / 3600,
+                _jobs(settings, subset, conversion, items, cost),
+            )
+        )
+    return found
+
+
+def planned_conversions(settings, registry) -> list:
+    """(subset, conversion) of every conversion the configured build runs: the selected subsets, the splits
+    the config wants (preprocess/splits.py)."""
+    return [
+        (subset, conversion)
+        for subset in registry.select(settings.subsets)
+        for conversion in splits.conversions(settings, subset)
+    ]
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if count < 1000 or unit == "TB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return ""
+
+
+def table(estimates: list[Estimate]) -> str:
+    """Per subset and split (its conversions added up), then the totals."""
+    rows: dict[tuple[str, str], list] = {}
+    for e in estimates:
+        row = rows.setdefault((e.subset, e.split), [0, 0, 0, 0.0, 0])
+        for index, value in enumerate((e.items, e.files, e.bytes, e.core_hours, e.jobs)):
+            row[index] += value
+    totals = [sum(row[i] for row in rows.values()) for i in range(5)]
+    body = [[subset, split, *_cells(row)] for (subset, split), row in sorted(rows.items())]
+    body.append(["total", "", *_cells(totals)])
+    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs"]
+    return tables.render(headers, body)
+
+
+def _cells(row) -> list[str]:
+    items, files, size, hours, jobs = row
+    return [f"{items:,}", f"{files:,}", _size(size), f"{hours:,.2f}", f"{jobs:,}"]

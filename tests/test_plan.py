@@ -1,0 +1,156 @@
+"""`python -m preprocess plan` on a synthetic full-size raw root: every registry file list satisfied at the
+registry's counts (empty stub files), CT-RATE's train split included (about 47,000 `_1` reconstructions): it
+is quick, and it cuts the train split into jobs of at most an hour, not one job per volume."""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from preprocess import estimate
+from preprocess.config import settings_from_dict
+from preprocess.registry import REGISTRY_DIR, load_registry
+from tests.conftest import REPO
+
+CT_RATE_TRAIN_VOLUMES = 47000  # the issue's figure for every train reconstruction: more than the `_1` ones
+
+
+def _instance(pattern: str, n: int) -> str:
+    """The n-th path matching a registry glob: '**/' dropped, '*' a unique token, a class its n-th character."""
+    text = pattern.replace("**/", "")
+
+    def char_class(match: re.Match) -> str:
+        chars = re.sub(r"(.)-(.)", lambda r: "".join(map(chr, range(ord(r[1]), ord(r[2]) + 1))), match[1])
+        return chars[n % len(chars)]
+
+    return re.sub(r"\[([^]]+)\]", char_class, text).replace("*", f"f{n}").replace("?", "a")
+
+
+def _full_size_root(root: Path, registry) -> int:
+    """Empty stubs for every file spec, deepest patterns first (a folder a glob names may hold others)."""
+    specs = [(source, spec) for source in registry.sources.values() for spec in source.files]
+    specs.sort(key=lambda pair: -(pair[1].glob or pair[1].paths[0]).count("/"))
+    made = 0
+    for source, spec in specs:
+        base = root / source.raw_dir
+        names = [_instance(spec.glob, n) for n in range(spec.min_count)] if spec.glob else [spec.paths[0]]
+        for name in names:
+            path = base / name
+            if not os.path.lexists(path):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+                made += 1
+        if spec.glob:  # the stubs satisfy the registry's count
+            found = glob.glob(os.path.join(glob.escape(str(base)), spec.glob), recursive=True)
+            assert len(found) >= spec.min_count, (source.id, spec.glob)
+    return made
+
+
+@pytest.fixture(scope="module")
+def full_size(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("full-size")
+    document = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text())
+    files = [
+        {**spec, "min_count": CT_RATE_TRAIN_VOLUMES} if spec["id"] == "train_volumes" else spec
+        for spec in document["sources"]["ct_rate"]["files"]
+    ]
+    overrides = folder / "overrides.yaml"
+    overrides.write_text(yaml.safe_dump({"sources": {"ct_rate": {"files": files}}}))
+    values = {
+        "raw_root": str(folder / "raw"),
+        "data_basedir": str(folder / "DATA_BASEDIR"),
+        "registry_overrides": str(overrides),
+        "subsets": "all",
+        "splits": "all",
+    }
+    (folder / "DATA_BASEDIR").mkdir()
+    config = folder / "config.yaml"
+    config.write_text(yaml.safe_dump(values))
+    made = _full_size_root(folder / "raw", load_registry(overrides))
+    return folder, config, settings_from_dict(values), made
+
+
+def test_plan_command_is_quick_on_a_full_size_raw_root(full_size, tmp_path):
+    _, config, _, made = full_size
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "preprocess", "plan", "--config", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    seconds = time.monotonic() - started
+    print(f"plan on a synthetic full-size raw root ({made:,} stub files): {seconds:.2f} s")
+    assert done.returncode == 0, done.stderr
+    assert seconds < 30  # the issue asks for under 10 s; loosely here, the measured figure is printed
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["subset", "split", "items", "files", "size", "core-hours", "jobs"]
+    ct_rate = next(line.split() for line in lines if line.startswith("3D_Task/CT_RATE "))
+    assert ct_rate[1:3] == ["test", "1,304"]  # the valid_fixed `_1` volumes the registry counts
+    assert lines[-3].startswith("total")
+
+
+def test_train_split_is_cut_into_hour_long_jobs(full_size):
+    _, _, settings, _ = full_size
+    registry = settings.registry()
+    costs = estimate.load_costs()
+    started = time.monotonic()
+    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), costs)
+    print(f"estimate with CT-RATE train: {time.monotonic() - started:.2f} s")
+    train = next(e for e in found if e.conversion == "volumes_train")
+    assert train.items == CT_RATE_TRAIN_VOLUMES and train.split == "train"
+    per_volume = costs["volume_slices/ct_rate"].seconds
+    assert train.jobs == math.ceil(CT_RATE_TRAIN_VOLUMES * per_volume / 3600)  # each job under an hour on one core
+    assert train.files == round(CT_RATE_TRAIN_VOLUMES * costs["volume_slices/ct_rate"].files)
+    total = sum(e.jobs for e in found)
+    print(f"jobs: {total:,} for {sum(e.items for e in found):,} items")
+    assert 100 <= total <= 3000  # hundreds to low thousands, not one per volume
+    assert train.jobs < train.items / 100
+
+
+def test_the_workflow_cuts_train_conversions_as_the_plan_does(full_size):
+    _, _, settings, _ = full_size
+    registry = settings.registry()
+    subset, conversion = next(
+        (s, c) for s, c in estimate.planned_conversions(settings, registry) if c.name == "volumes_train"
+    )
+    jobs = estimate.shard_count(settings, registry, subset, conversion)
+    assert jobs == next(e.jobs for e in estimate.estimate(settings, registry, [(subset, conversion)]))
+    named = settings_from_dict({**_values(settings), "shards": {"3D_Task/CT_RATE/volumes_train": 7}})
+    assert estimate.shard_count(named, registry, subset, conversion) == 7  # the config's count wins
+    assert estimate.shard_count(settings, registry, subset, subset.conversions[0]) == 40  # test: the registry's
+
+
+def test_plan_json_lists_each_conversion(full_size, tmp_path):
+    _, config, _, _ = full_size
+    done = subprocess.run(
+        [sys.executable, "-m", "preprocess", "plan", "--config", str(config), "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    rows = json.loads(done.stdout)
+    silver = next(r for r in rows if r["conversion"] == "silver_crops")
+    assert silver["split"] == "train" and silver["subset"] == "2D_Task/ChestImagrome"
+
+
+def _values(settings) -> dict:
+    return {
+        "raw_root": str(settings.raw_root),
+        "data_basedir": str(settings.data_basedir),
+        "registry_overrides": str(settings.registry_overrides),
+        "subsets": "all",
+        "splits": "all",
+    }

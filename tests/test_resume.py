@@ -1,0 +1,126 @@
+"""A shard killed mid-way and run again converts only the items it had not finished, and ends with the same
+files and the same manifest (byte for byte) as a build that was never interrupted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, demo_config_file
+
+# Runs `python -m preprocess convert ...`; every output the executor writes is appended to COUNT_FILE, and
+# after KILL_AFTER of them (in any one process) the whole job, helpers included, gets SIGKILL.
+DRIVER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from preprocess import cli
+    from preprocess.convert import executor
+
+    limit, written, original = int(os.environ.get("KILL_AFTER", "0")), [0], executor.write
+
+    def counted(output, *args):
+        row = original(output, *args)
+        with open(os.environ["COUNT_FILE"], "a") as handle:
+            handle.write(row[0] + "\\n")
+        written[0] += 1
+        if limit and written[0] >= limit:
+            os.killpg(0, signal.SIGKILL)
+        return row
+
+    executor.write = counted
+    sys.exit(cli.main(sys.argv[1:]))
+    """
+)
+
+
+def _convert(tmp_path: Path, demo: Path, subset: str, workers: int, kill_after: int = 0) -> tuple[int, list[str]]:
+    count_file = tmp_path / f"count-{kill_after}.txt"
+    count_file.unlink(missing_ok=True)
+    config = demo_config_file(demo, tmp_path / "config.yaml")
+    command = [sys.executable, "-c", DRIVER, "convert", subset, "--config", str(config)]
+    command += ["--results", str(demo / "results"), "--workers", str(workers)]
+    env = {**os.environ, "COUNT_FILE": str(count_file), "KILL_AFTER": str(kill_after), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, start_new_session=True)
+    written = count_file.read_text().splitlines() if count_file.exists() else []
+    return done.returncode, written
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("subset", "folder", "workers", "kill_after", "per_item"),
+    [
+        ("CT_RATE", "3D_Images/CT_RATE", 1, 70, 65),  # 64 slices + a DRR per volume; killed inside volume 2
+        ("BloodMNIST", "2D_Images/BloodMNIST", 1, 4, 1),
+        ("BloodMNIST", "2D_Images/BloodMNIST", 2, 3, 1),  # forked helpers share the journal
+    ],
+)
+def test_killed_shard_redoes_only_unfinished_items(tmp_path, demo, subset, folder, workers, kill_after, per_item):
+    clean = tmp_path / "clean"
+    shutil.copytree(demo, clean, symlinks=True)
+    code, clean_written = _convert(tmp_path, clean, subset, workers)
+    assert code == 0
+    manifests = sorted((clean / "results" / "convert").rglob("*.tsv"))
+    assert len(manifests) == 1
+    relative_manifest = manifests[0].relative_to(clean)
+
+    code, before = _convert(tmp_path, demo, subset, workers, kill_after)
+    assert code == -9  # SIGKILL
+    journal = Path(str(demo / relative_manifest) + ".journal")
+    assert journal.exists() and not (demo / relative_manifest).exists()
+    finished = len(journal.read_text().splitlines()) - 1  # the header line, then one line per finished item
+    assert finished >= 1
+
+    code, after = _convert(tmp_path, demo, subset, workers)
+    assert code == 0
+    total_items = len(clean_written) // per_item
+    assert len(after) == (total_items - finished) * per_item  # only the unfinished items were written again
+    if workers == 1:  # one process: the journaled items are the first written
+        assert not set(after) & set(before[: finished * per_item])
+    assert (demo / relative_manifest).read_bytes() == (clean / relative_manifest).read_bytes()
+    assert _tree(demo / "DATA_BASEDIR" / folder) == _tree(clean / "DATA_BASEDIR" / folder)
+    assert not journal.exists()  # dropped once the shard completed
+
+
+def test_changed_config_starts_the_shard_afresh(tmp_path, demo):
+    code, _ = _convert(tmp_path, demo, "BloodMNIST", 1, kill_after=4)
+    assert code == -9
+    journal = next((demo / "results" / "convert").rglob("*.journal"))
+    header, *entries = journal.read_text().splitlines()
+    journal.write_text(header.replace('"fingerprint": "', '"fingerprint": "0') + "\n" + "\n".join(entries) + "\n")
+    code, after = _convert(tmp_path, demo, "BloodMNIST", 1)
+    assert code == 0
+    assert len(after) == 9  # every item again: the journal was written for another configuration
+
+
+def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):
+    """A kill mid-write leaves half a line: it is ignored; an item whose file has gone since is not taken."""
+    from preprocess.convert.journal import Journal
+
+    base = tmp_path / "DATA_BASEDIR"
+    (base / "a").mkdir(parents=True)
+    (base / "a" / "kept.png").write_bytes(b"x")
+    path = tmp_path / "shard.tsv.journal"
+    path.write_text(
+        '{"journal": 1, "fingerprint": "f"}\n'
+        '["kept", [["a/kept.png", "file", "1:ab"]], []]\n'
+        '["gone", [["a/gone.png", "file", "1:cd"]], []]\n'
+        '["skipped", [], [["skipped", "bad input"]]]\n'
+        '["torn", [["a/torn.png", "fi'
+    )
+    journal = Journal(path, "f", base, log=lambda text: None)
+    assert journal.finished("kept") == ([("a/kept.png", "file", "1:ab")], [])
+    assert journal.finished("gone") is None
+    assert journal.finished("skipped") == ([], [("skipped", "bad input")])
+    assert journal.finished("torn") is None
+    journal.record("next", [], [])
+    journal.close()
+    assert Journal(path, "f", base, log=lambda text: None).finished("next") == ([], [])
