@@ -100,7 +100,7 @@ class Build:
         chosen = self.registry.subset(subset)
         found = validate.validate_subset(
             self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
-            decode or self.settings.validate_decode, manifests,
+            decode or self.settings.validate_decode, manifests=manifests,
             train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
         print(reports.validation_table(found) if found else f"{chosen.key}: no task files")

@@ -1,4 +1,4 @@
-"""A shard killed mid-way and run again converts only the items it had not finished, and ends with the same
+"""A train shard killed mid-way and run again converts only the items it had not finished, and ends with the same
 files and the same manifest (byte for byte) as a build that was never interrupted."""
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ DRIVER = textwrap.dedent(
 )
 
 
-def _convert(tmp_path: Path, demo: Path, subset: str, workers: int, kill_after: int = 0) -> tuple[int, list[str]]:
+def _convert(
+    tmp_path: Path, demo: Path, subset: str, conversion: str, workers: int, kill_after: int = 0
+) -> tuple[int, list[str]]:
     count_file = tmp_path / f"count-{kill_after}.txt"
     count_file.unlink(missing_ok=True)
-    config = demo_config_file(demo, tmp_path / "config.yaml")
-    command = [sys.executable, "-c", DRIVER, "convert", subset, "--config", str(config)]
+    config = demo_config_file(demo, tmp_path / "config.yaml", splits="all")
+    command = [sys.executable, "-c", DRIVER, "convert", subset, "--conversion", conversion, "--config", str(config)]
     command += ["--results", str(demo / "results"), "--workers", str(workers)]
     env = {**os.environ, "COUNT_FILE": str(count_file), "KILL_AFTER": str(kill_after), "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, start_new_session=True)
@@ -56,30 +58,32 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(
-    ("subset", "folder", "workers", "kill_after", "per_item"),
+    ("subset", "conversion", "folder", "workers", "kill_after", "per_item"),
     [
-        ("CT_RATE", "3D_Images/CT_RATE", 1, 70, 65),  # 64 slices + a DRR per volume; killed inside volume 2
-        ("BloodMNIST", "2D_Images/BloodMNIST", 1, 4, 1),
-        ("BloodMNIST", "2D_Images/BloodMNIST", 2, 3, 1),  # forked helpers share the journal
+        ("CT_RATE", "volumes_train", "3D_Images/CT_RATE", 1, 70, 65),  # 64 slices + a DRR; killed in volume 2
+        ("BloodMNIST", "npz_unpack_2d_train", "2D_Images/BloodMNIST", 1, 4, 1),
+        ("BloodMNIST", "npz_unpack_2d_train", "2D_Images/BloodMNIST", 2, 3, 1),  # helpers share the journal
     ],
 )
-def test_killed_shard_redoes_only_unfinished_items(tmp_path, demo, subset, folder, workers, kill_after, per_item):
+def test_killed_shard_redoes_only_unfinished_items(
+    tmp_path, demo, subset, conversion, folder, workers, kill_after, per_item
+):
     clean = tmp_path / "clean"
     shutil.copytree(demo, clean, symlinks=True)
-    code, clean_written = _convert(tmp_path, clean, subset, workers)
+    code, clean_written = _convert(tmp_path, clean, subset, conversion, workers)
     assert code == 0
     manifests = sorted((clean / "results" / "convert").rglob("*.tsv"))
     assert len(manifests) == 1
     relative_manifest = manifests[0].relative_to(clean)
 
-    code, before = _convert(tmp_path, demo, subset, workers, kill_after)
+    code, before = _convert(tmp_path, demo, subset, conversion, workers, kill_after)
     assert code == -9  # SIGKILL
     journal = Path(str(demo / relative_manifest) + ".journal")
     assert journal.exists() and not (demo / relative_manifest).exists()
     finished = len(journal.read_text().splitlines()) - 1  # the header line, then one line per finished item
     assert finished >= 1
 
-    code, after = _convert(tmp_path, demo, subset, workers)
+    code, after = _convert(tmp_path, demo, subset, conversion, workers)
     assert code == 0
     total_items = len(clean_written) // per_item
     assert len(after) == (total_items - finished) * per_item  # only the unfinished items were written again
@@ -91,14 +95,14 @@ def test_killed_shard_redoes_only_unfinished_items(tmp_path, demo, subset, folde
 
 
 def test_changed_config_starts_the_shard_afresh(tmp_path, demo):
-    code, _ = _convert(tmp_path, demo, "BloodMNIST", 1, kill_after=4)
+    code, _ = _convert(tmp_path, demo, "BloodMNIST", "npz_unpack_2d_train", 1, kill_after=4)
     assert code == -9
     journal = next((demo / "results" / "convert").rglob("*.journal"))
     header, *entries = journal.read_text().splitlines()
     journal.write_text(header.replace('"fingerprint": "', '"fingerprint": "0') + "\n" + "\n".join(entries) + "\n")
-    code, after = _convert(tmp_path, demo, "BloodMNIST", 1)
+    code, after = _convert(tmp_path, demo, "BloodMNIST", "npz_unpack_2d_train", 1)
     assert code == 0
-    assert len(after) == 9  # every item again: the journal was written for another configuration
+    assert len(after) == 5  # every train and val image again: the journal was written for another configuration
 
 
 def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):

@@ -17,6 +17,24 @@ from tests.conftest import demo_settings
 IMAGE_0 = "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014"  # p10000032 / s50414267
 IMAGE_1 = "2a2277a9-b0ded155-c0de8eb9-c124d10e-82c5caab"  # no scene graph
 IMAGE_2 = "1e3bbd9a-4d3d6b9e-5e1c8f76-6b2a7c41-0e6d8b21"  # p11000011 / s51029426
+SILVER = {"2D_Task/ChestImagrome": "all"}  # the silver crops are the subset's train split
+# A training record whose crop the demo's scene graphs cannot give (its image has none); kept out of the demo's
+# own JSONL, where every path resolves with splits: all.
+UNHELD_RECORD = {
+    "messages": [
+        {"role": "system", "content": "Represent the given image with the following question:"},
+        {"role": "user", "content": "<image>Locate the specific region that corresponds to the provided text "
+         "description. left lung"},
+    ],
+    "images": [f"./2D_Images/ChestImagrome/files/p10/p10000032/s53189527/{IMAGE_1}.jpg"],
+    "positive_messages": [
+        [
+            {"role": "system", "content": "Represent the given image:"},
+            {"role": "user", "content": "<image>Match the target"},
+        ]
+    ],
+    "positive_images": [f"./2D_Images/ChestImagrome/silver_sample_crop/{IMAGE_1}_1_0.png"],
+}  # fmt: skip
 MIMIC = {IMAGE_0: "p10/p10000032/s50414267", IMAGE_2: "p11/p11000011/s51029426"}
 
 
@@ -59,8 +77,14 @@ def _scene_graph_zip(demo, graphs: dict) -> None:
             archive.writestr(f"scene_graph/{dicom}_SceneGraph.json", json.dumps(graph))
 
 
+def _add_unheld_record(demo) -> None:
+    jsonl = demo / "DATA_BASEDIR" / "Train_Data" / "2D_Task" / "ChestImagrome" / "Chest_imagenome_train.jsonl"
+    with jsonl.open("a") as handle:
+        handle.write(json.dumps(UNHELD_RECORD) + "\n")
+
+
 def _build(demo, capsys):
-    settings = demo_settings(demo, verify_checksums=False)  # the test rewrites scene_graph.zip
+    settings = demo_settings(demo, verify_checksums=False, splits=SILVER)  # the test rewrites scene_graph.zip
     Build(settings).convert(subset="2D_Task/ChestImagrome", conversion="silver_crops", checks=None)
     return capsys.readouterr().out
 
@@ -118,10 +142,11 @@ def test_no_jsonl_no_silver_crops(demo, capsys):
 
 
 def test_summary_names_the_jsonl_paths_no_rule_produces(demo, tmp_path, capsys):
-    """The demo's own JSONL names a silver crop of an image without a scene graph: the subset's validation
-    report and the summary list it (the other silver crops and the query images resolve)."""
+    """A JSONL names a silver crop of an image without a scene graph: the subset's validation report and the
+    summary list it (the other silver crops and the query images resolve)."""
+    _add_unheld_record(demo)
     results = tmp_path / "results"
-    build = Build(demo_settings(demo), results=results)
+    build = Build(demo_settings(demo, splits=SILVER), results=results)
     build.convert(subset="2D_Task/ChestImagrome")
     manifests = sorted((results / "convert" / "2D_Task" / "ChestImagrome").glob("*.tsv"))
     assert len(manifests) == 3  # gold crops, silver crops, MIMIC links
@@ -147,8 +172,9 @@ def test_summary_names_the_jsonl_paths_no_rule_produces(demo, tmp_path, capsys):
 
 def test_a_listed_output_that_is_missing_still_fails(demo, tmp_path):
     """A path some conversion's manifest lists but that is gone from the tree is missing, not unproduced."""
+    _add_unheld_record(demo)
     results = tmp_path / "results"
-    build = Build(demo_settings(demo), results=results)
+    build = Build(demo_settings(demo, splits=SILVER), results=results)
     build.convert(subset="2D_Task/ChestImagrome")
     gone = demo / "DATA_BASEDIR" / "2D_Images" / "ChestImagrome" / "silver_sample_crop" / f"{IMAGE_2}_0_0.png"
     gone.unlink()

@@ -1,4 +1,5 @@
-"""The demo built through the SLURM profile equals the local build byte for byte.
+"""The demo, train split included (`splits: all`), built through the SLURM profile equals the local build byte
+for byte, and every Train_Data JSONL path resolves.
 
 Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); skipped elsewhere.
 """
@@ -6,6 +7,7 @@ Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -61,11 +63,15 @@ def _tree(workdir: Path) -> dict[str, str]:
 
 def test_slurm_build_equals_local_build(tmp_path):
     before = set(subprocess.run(["sacct", "-n", "-X", "-o", "JobID"], capture_output=True, text=True).stdout.split())
-    _build(tmp_path / "local", "--cores", "2")
-    _build(tmp_path / "slurm", "--profile", str(REPO / "profiles" / "slurm-ci"))
+    _build(tmp_path / "local", "--cores", "2", "--config", "splits=all")
+    _build(tmp_path / "slurm", "--profile", str(REPO / "profiles" / "slurm-ci"), "--config", "splits=all")
     local, cluster = _tree(tmp_path / "local"), _tree(tmp_path / "slurm")
     assert len(local) > 500
     assert cluster == local
+    summary = json.loads((tmp_path / "slurm" / "results" / "validation" / "summary.json").read_text())
+    train = [row for row in summary["files"] if row["file"].startswith("Train_Data/")]
+    assert len(train) >= 5 and all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in train)
+    assert summary["unproduced"] == [] and summary["failed"] == []
     jobs = subprocess.run(
         ["sacct", "-n", "-X", "-P", "-o", "JobID,JobName,State"], capture_output=True, text=True, check=True
     ).stdout.split()
