@@ -208,3 +208,18 @@ def test_status_shows_test_and_train_apart(demo, tmp_path, capsys):
     assert gastro["state"] == "built" and gastro["train_state"] == "not built (splits: test)"
     assert gastro["train_paths_ok"] == 0 and gastro["train_paths"] == 8
     assert rows["2D_Task/PathMNIST"]["train_state"] == "no Train_Data"
+
+
+def test_brain_tumor_mri_train_folder_mirrors_the_downloads_training_folder(demo):
+    """The seed tree's datasets/Testing/<class>/<file> has its training twin datasets/Training/<class>/<file>:
+    the download's Training/ files, unchanged."""
+    raw = demo / "raw" / "brain-tumor-mri-dataset" / "Training"
+    subset = demo / "DATA_BASEDIR" / "2D_Images" / "Brain-Tumor-MRI" / "datasets"
+    _convert(demo_settings(demo), "Brain-Tumor-MRI")
+    assert sorted(os.listdir(subset)) == ["Testing"]
+    _convert(demo_settings(demo, splits={"2D_Task/Brain-Tumor-MRI": "all"}), "Brain-Tumor-MRI")
+    expected = ["glioma/Tr-gl_0001.jpg", "meningioma/Tr-me_0001.jpg", "notumor/Tr-no_0001.jpg",
+                "pituitary/Tr-pi_0001.jpg"]  # fmt: skip
+    assert _tree(subset / "Training") == expected == _tree(raw)
+    for name in expected:
+        assert (subset / "Training" / name).read_bytes() == (raw / name).read_bytes()

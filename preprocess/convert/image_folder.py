@@ -5,6 +5,8 @@ params:
             anything is used (archives unpack under varying root folders)
   target    name template relative to the image root: {name} file name, {parent} its folder's name,
             {grandparent} the folder above that
+  folder    optional: a folder under the subset's top folder that `target` is relative to instead of the
+            image root (a train split beside the test root, e.g. Brain-Tumor-MRI datasets/Training)
   source    source id, when the subset has several
 """
 
@@ -50,5 +52,7 @@ def plan(ctx) -> list[tuple[Path, str]]:
 
 
 def produce(ctx, items):
+    folder = ctx.params.get("folder")
     for source_file, relative in items:
-        yield Result(str(source_file), [HardLink(ctx.output_path(relative), source_file)])
+        target = ctx.subset_path(f"{folder}/{relative}") if folder else ctx.output_path(relative)
+        yield Result(str(source_file), [HardLink(target, source_file)])
