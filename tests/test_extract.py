@@ -64,8 +64,8 @@ def _pannuke_image(demo: Path, fold: int, row: int) -> bytes:
     return table.column("image")[row].as_py()["bytes"]
 
 
-def test_pannuke_reference_names_splits_and_decoded_pixels(settings, demo, capsys):
-    _convert(settings, "2D_Task/PanNuke")
+def test_pannuke_reference_names_splits_and_decoded_pixels(demo, capsys):
+    _convert(demo_settings(demo, splits="all"), "2D_Task/PanNuke")  # test_images/ and train_images/
     root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke"
     assert _files(root) == sorted(PANNUKE_WRITTEN)
     for name, (fold, row) in PANNUKE_WRITTEN.items():
@@ -97,7 +97,7 @@ def test_pannuke_modes_pillow_keeps_stay_others_become_rgb(demo):
     cmyk = Image.fromarray(rgb).convert("CMYK")
     images = [_encoded(rgba, "PNG"), _encoded(palette, "PNG"), _encoded(cmyk, "JPEG")]
     _rewrite_fold1(demo, images)
-    settings = demo_settings(demo, verify_checksums=False)
+    settings = demo_settings(demo, verify_checksums=False, splits="all")
     _convert(settings, "2D_Task/PanNuke")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke"
     names = ["test_images/Breast/fold1_00000000.png", "test_images/Cervix/fold1_00000001.png",
@@ -111,8 +111,9 @@ def test_pannuke_modes_pillow_keeps_stay_others_become_rgb(demo):
         assert ours.getpalette() == palette.getpalette()
 
 
-def test_pannuke_a_name_this_job_wrote_already_gets_1_2(settings, demo):
+def test_pannuke_a_name_this_job_wrote_already_gets_1_2(demo):
     """The rule applies to any template: here one whose names collide (the default's never do)."""
+    settings = demo_settings(demo, splits="all")
     registry = settings.registry()
     registry.subset("PanNuke").conversions[0].params["name"] = "{split}_images/x.png"
     _convert(settings, "2D_Task/PanNuke", registry=registry)

@@ -156,7 +156,9 @@ def print_failure_hint(log):
             file=sys.stderr,
         )
     else:
-        failed = sorted(set(re.findall(r"^\s*log: (.+?) \(check log file", text, re.MULTILINE)))
+        failed = sorted(
+            set(re.findall(r"^\s*log: (.+?) \(check log file", text, re.MULTILINE))
+        )
         where = f" (log: {', '.join(failed)})" if failed else ""
         print(
             f"\nA step failed{where}: its error line above (`error in rule ...`, also at the end of the log it "
