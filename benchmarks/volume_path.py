@@ -146,16 +146,16 @@ def make_raw(root: Path, count: int) -> list[Path]:
 
 
 def run(command: list[str]) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds, peak RSS (MiB) and standard error of one whole process, after writing back
+    """Wall seconds, CPU seconds, peak RSS (MiB) and output of one whole process, after writing back
     earlier runs' files."""
     os.sync()
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # a few lines
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    error = process.stderr.read().decode()
-    process.stderr.close()
+    error = process.stdout.read().decode()
+    process.stdout.close()
     if process.returncode:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{error}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, error

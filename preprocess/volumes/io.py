@@ -129,7 +129,9 @@ def _squeeze_4d(data: np.ndarray, path: Path) -> np.ndarray:
 
 def _nifti_header(path: Path, limits: Limits):
     """nibabel's header and reading plan, checked before any voxel is read."""
-    import nibabel as nib
+    from preprocess.volumes.nibabel_loader import nibabel
+
+    nib = nibabel()
 
     try:
         image = nib.load(str(path))
@@ -185,7 +187,9 @@ def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
 def read_nifti_canonical(path: Path, limits: Limits | None = None) -> Volume:
     """nibabel's closest canonical (RAS) image as float32 (`get_fdata(dtype=float32)`), NaN/inf -> 0, a
     singleton 4th axis dropped; header scaling is already in the values."""
-    import nibabel as nib
+    from preprocess.volumes.nibabel_loader import nibabel
+
+    nib = nibabel()
 
     _nifti_header(path, limits or Limits())
     try:
