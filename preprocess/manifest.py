@@ -9,12 +9,12 @@ from pathlib import Path
 from preprocess.fsutil import atomic_write_text
 
 HEADER = ("path", "kind", "detail")
-_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 
 
 def _escape(text: str) -> str:
-    return "".join(_ESCAPES.get(character, character) for character in text)
+    return text.translate(_ESCAPES)  # in C: a manifest holds one row per file, millions for a big build
 
 
 def _unescape(text: str) -> str:

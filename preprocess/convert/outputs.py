@@ -100,7 +100,7 @@ def write(output, data_basedir: Path, overwrite: bool) -> Row:
 
 def _relative(path: Path | str, data_basedir: Path) -> str:
     text, base = os.fspath(path), os.fspath(data_basedir).rstrip(os.sep) + os.sep
-    if not text.startswith(base) or ".." in Path(text[len(base) :]).parts:
+    if not text.startswith(base) or ".." in text[len(base) :].split(os.sep):
         raise OutputConflictError(f"{text} would land outside DATA_BASEDIR {data_basedir}")
     return text[len(base) :]
 
