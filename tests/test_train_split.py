@@ -12,6 +12,7 @@ import nibabel as nib
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from PIL import Image
 from test_drr import reference_rule as reference_drr
 
@@ -223,3 +224,164 @@ def test_brain_tumor_mri_train_folder_mirrors_the_downloads_training_folder(demo
     assert _tree(subset / "Training") == expected == _tree(raw)
     for name in expected:
         assert (subset / "Training" / name).read_bytes() == (raw / name).read_bytes()
+
+
+def _without_checksums(demo, source: str) -> None:
+    """After a test rewrites a raw file, the demo's recorded MD5s of that source no longer hold."""
+    path = demo / "registry-overrides.yaml"
+    overrides = yaml.safe_load(path.read_text())
+    for spec in overrides["sources"][source]["files"]:
+        spec.pop("md5", None)
+    path.write_text(yaml.safe_dump(overrides))
+
+
+def test_medmnist_3d_train_slides_and_the_train_and_val_label_csvs(demo):
+    """3D_Task/MNIST/unzip_cut_slides.py: the train and test volumes are sliced (val is not), every slice along
+    axis 0 when there are at most 64, uint8 unchanged (mode L), train_slides/sample_{i:05d}/slice_{k:02d}.png;
+    {split}_labels.csv (sample_index,label_index; the labels flattened) for train, test and val."""
+    base = demo / "DATA_BASEDIR" / "3D_Images" / "Organ3dMNIST"
+    _convert(demo_settings(demo), "Organ3dMNIST")
+    assert sorted(os.listdir(base)) == ["test_labels.csv", "test_slides"]
+    _convert(demo_settings(demo, splits="all"), "Organ3dMNIST")
+    assert sorted(os.listdir(base)) == ["test_labels.csv", "test_slides", "train_labels.csv", "train_slides",
+                                        "val_labels.csv"]  # fmt: skip
+    with np.load(demo / "raw" / "MedMNIST" / "organmnist3d_64.npz") as npz:
+        volumes, labels = npz["train_images"], {split: npz[f"{split}_labels"] for split in ("train", "val")}
+    assert volumes.shape == (2, 64, 64, 64) and volumes.dtype == np.uint8
+    expected = [f"sample_{i:05d}/slice_{k:02d}.png" for i in range(2) for k in range(64)]
+    assert _tree(base / "train_slides") == expected
+    for i in range(2):
+        for k in range(64):
+            with Image.open(base / "train_slides" / f"sample_{i:05d}" / f"slice_{k:02d}.png") as image:
+                assert image.mode == "L"
+                assert np.array_equal(np.array(image), volumes[i, k]), (i, k)
+    for split, rows in labels.items():
+        text = "sample_index,label_index\n" + "".join(f"{i},{int(v)}\n" for i, v in enumerate(rows.flatten()))
+        assert (base / f"{split}_labels.csv").read_text() == text
+    assert (base / "train_labels.csv").read_text() == "sample_index,label_index\n0,0\n1,1\n"
+    assert (base / "val_labels.csv").read_text() == "sample_index,label_index\n0,0\n"
+
+
+def _mask(*boxes) -> np.ndarray:
+    """A 128 px 0/1 mask with the given (x0, y0, x1, y1) rectangles (max edges exclusive) set."""
+    mask = np.zeros((128, 128), np.uint8)
+    for x0, y0, x1, y1 in boxes:
+        mask[y0:y1, x0:x1] = 1
+    return mask
+
+
+def test_medsegbench_train_and_val_names_and_the_28_px_rule(demo):
+    """Vision_Grounding/Skin_Image/Preprocess.py on every split of the npz: one box around all mask pixels
+    (max + 1), an empty mask skipped, PIL crop; a crop narrower or lower than 28 px is deleted with its full
+    image. Names images/{split}_{i:05d}_{flag}.png and ..._crop.png."""
+    path = demo / "raw" / "MedSegBench" / "isic2018_512.npz"
+    with np.load(path) as archive:
+        kept = {key: archive[key] for key in ("test_images", "test_label")}
+    rng = np.random.default_rng(7)
+    train_masks = [
+        _mask((10, 10, 37, 60)),  # 27 px wide: dropped with its image
+        _mask((100, 100, 128, 128)),  # 28 x 28 at the corner: kept
+        _mask((5, 40, 105, 67)),  # 27 px high: dropped
+        _mask((10, 10, 20, 20), (60, 70, 90, 100)),  # two blobs, one box (10, 10, 90, 100)
+        _mask(),  # empty: skipped
+    ]
+    val_masks = [_mask((0, 0, 128, 128)), _mask((64, 64, 65, 65))]  # the whole image; one pixel (dropped)
+    arrays = {
+        **kept,
+        "train_images": rng.integers(0, 256, (5, 128, 128, 3), dtype=np.uint8),
+        "train_label": np.stack(train_masks),
+        "val_images": rng.integers(0, 256, (2, 128, 128, 3), dtype=np.uint8),
+        "val_label": np.stack(val_masks),
+    }
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+    _without_checksums(demo, "medsegbench")
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "SkinLesion" / "images"
+    _convert(demo_settings(demo), "SkinLesion", "isic2018")
+    test_names = sorted(os.listdir(root))
+    assert test_names and all(name.startswith("test_") for name in test_names)
+    _convert(demo_settings(demo, splits="all"), "SkinLesion", "isic2018_train")
+    assert sorted(set(os.listdir(root)) - set(test_names)) == [
+        "train_00001_isic2018.png", "train_00001_isic2018_crop.png",
+        "train_00003_isic2018.png", "train_00003_isic2018_crop.png",
+        "val_00000_isic2018.png", "val_00000_isic2018_crop.png",
+    ]  # fmt: skip
+    windows = {("train", 1): (100, 128, 100, 128), ("train", 3): (10, 100, 10, 90), ("val", 0): (0, 128, 0, 128)}
+    for (split, index), (y0, y1, x0, x1) in windows.items():
+        image = arrays[f"{split}_images"][index]
+        assert np.array_equal(_png(root / f"{split}_{index:05d}_isic2018.png"), image)
+        assert np.array_equal(_png(root / f"{split}_{index:05d}_isic2018_crop.png"), image[y0:y1, x0:x1])
+
+
+MAMMO_PATIENT, MAMMO_TRAIN_PATIENT = "4e3ac9a1d2f1b0c7e5a6d8f9b1c2d3e4", "9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a"
+M1, M3 = "2f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c", "c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8"  # the demo's test and training images
+MT, MN = "e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0", "f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1"  # added here: training images
+
+
+def test_vindr_mammo_train_crops_and_query_images(demo):
+    """Vision_Grounding/VindrMammo/Preprocess.py: rows without resized boxes or only 'No Finding' skipped; boxes
+    int(float) floored at 0, one per listed category; category id = position in the sorted categories of ALL
+    rows (a training-only one moves the test ids too); the first merging pair's union goes to the end of the
+    list; crops grown to 28 px inside the image; split 'training' -> train; query images_png/<patient>/<id>.png."""
+    raw = demo / "raw" / "vindr-mammo"
+    image = ((np.arange(120)[:, None] * 2 + np.arange(72)[None, :] * 3) % 256).astype(np.uint8)
+    (raw / "images_png" / MAMMO_TRAIN_PATIENT).mkdir(parents=True)
+    Image.fromarray(image, mode="L").save(raw / "images_png" / MAMMO_TRAIN_PATIENT / f"{MT}.png")
+    Image.fromarray(255 - image, mode="L").save(raw / "images_png" / MAMMO_TRAIN_PATIENT / f"{MN}.png")
+    study = "b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7"
+    head = f"{study},s2,{MT},L,MLO,3518,2800,BI-RADS 4,DENSITY C"
+    tail = f"training,{MAMMO_TRAIN_PATIENT},2"
+    rows = [
+        f"{head},\"['Mass']\",BI-RADS 4,900.0,1200.0,1500.0,1800.0,{tail},10.7,20.2,50.9,60.5",
+        f"{head},\"['Mass']\",BI-RADS 4,950.0,1250.0,1550.0,1850.0,{tail},15.0,25.0,52.0,62.0",  # IoU 0.70
+        f"{head},\"['Mass']\",BI-RADS 3,100.0,3000.0,200.0,3400.0,{tail},60.0,105.0,70.0,119.0",  # at the corner
+        f"{head},\"['Asymmetry', 'Suspicious Calcification']\",BI-RADS 3,1,1,2,2,{tail},2.0,3.0,12.0,9.0",
+        f"{study},s2,{MN},R,CC,3518,2800,BI-RADS 1,DENSITY B,\"['No Finding']\",,,,,,{tail},,,,",
+    ]
+    table = raw / "vindr_detection_v1_folds.csv"
+    table.write_text(table.read_text() + "\n".join(rows) + "\n")
+    _without_checksums(demo, "vindr_mammo")
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "VindrMammo"
+    # Architectural Distortion 0 (training), Asymmetry 1 (training), Mass 2, Suspicious Calcification 3
+    test_files = [f"crop/{M1}_2_0.png", f"crop/{M1}_2_1.png", f"crop/{M1}_3_0.png"]
+    test_files.append(f"images_png/{MAMMO_PATIENT}/{M1}.png")
+    _convert(demo_settings(demo), "VindrMammo")
+    assert _tree(root) == test_files
+    _convert(demo_settings(demo, splits="all"), "VindrMammo")
+    # (y0, y1, x0, x1) of each train crop in its 120 x 72 image, by the 28 px rule written out by hand
+    train_crops = {
+        f"crop/{M3}_0_0.png": (M3, MAMMO_PATIENT, (0, 28, 0, 28)),  # (5, 5, 20, 20) grown from its centre
+        f"crop/{MT}_1_0.png": (MT, MAMMO_TRAIN_PATIENT, (0, 28, 0, 28)),  # (2, 3, 12, 9): shifted to 0
+        f"crop/{MT}_2_0.png": (MT, MAMMO_TRAIN_PATIENT, (92, 120, 44, 72)),  # the unmerged box comes first
+        f"crop/{MT}_2_1.png": (MT, MAMMO_TRAIN_PATIENT, (20, 62, 10, 52)),  # the union, appended
+        f"crop/{MT}_3_0.png": (MT, MAMMO_TRAIN_PATIENT, (0, 28, 0, 28)),
+    }
+    queries = [f"images_png/{MAMMO_PATIENT}/{M3}.png", f"images_png/{MAMMO_TRAIN_PATIENT}/{MT}.png"]
+    assert _tree(root) == sorted([*test_files, *train_crops, *queries])  # MN: No Finding only, no query
+    for relative in queries:
+        assert os.path.samefile(root / relative, raw / relative)
+    for name, (image_id, patient, (y0, y1, x0, x1)) in train_crops.items():
+        full = _png(raw / "images_png" / patient / f"{image_id}.png")
+        assert np.array_equal(_png(root / name), full[y0:y1, x0:x1]), name
+
+
+def test_radgenome_train_slices_mirror_the_train_preprocessed_folders(demo):
+    """3D_Task/RadGenomme-Chest-CT/cut_slides.py --split both: every *_1.nii.gz under
+    dataset/train_preprocessed/ (recursive), the CT-RATE rule (dataobj, -600/1500, 64 indices on axis 2),
+    written under train_preprocessed_sliced/ at the volume folder's path relative to train_preprocessed/."""
+    base = demo / "DATA_BASEDIR" / "3D_Images" / "RadGen_CT"
+    raw = demo / "raw" / "RadGenome-ChestCT" / "dataset" / "train_preprocessed"
+    _convert(demo_settings(demo), "RadGen_CT")
+    assert sorted(os.listdir(base)) == ["valid_preprocessed_sliced"]
+    _convert(demo_settings(demo, splits="all"), "RadGen_CT")
+    assert sorted(os.listdir(base)) == ["train_preprocessed_sliced", "valid_preprocessed_sliced"]
+    series = {"train_16/train_16a": "train_16_a_1.nii.gz", "train_3/train_3b": "train_3_b_1.nii.gz"}
+    assert _tree(base / "train_preprocessed_sliced") == sorted(
+        f"{folder}/slice_{k:03d}.png" for folder in series for k in range(64)
+    )  # the second reconstruction (_2) is not sliced
+    scaled = nib.load(str(raw / "train_3" / "train_3b" / "train_3_b_1.nii.gz"))
+    assert scaled.get_data_dtype() == np.uint16 and scaled.dataobj.inter == -1024  # HU through the header
+    for (folder, name), depth in zip(series.items(), (70, 36), strict=True):
+        assert nib.load(str(raw / folder / name)).shape[2] == depth
+        for k, want in enumerate(_reference_ct_slices(raw / folder / name)):
+            assert np.array_equal(_png(base / "train_preprocessed_sliced" / folder / f"slice_{k:03d}.png"), want)

@@ -89,6 +89,12 @@ def ct_rate(base: Path) -> None:
 def radgenome(base: Path) -> None:
     folder = base / "dataset" / "valid_preprocessed" / "valid_1004" / "valid_1004a"  # no underscore upstream
     save_nifti(folder / "valid_1004_a_1.nii.gz", ct_phantom(seed=2))
+    train = base / "dataset" / "train_preprocessed"  # the train split, named as the valid one
+    save_nifti(train / "train_16" / "train_16a" / "train_16_a_1.nii.gz", ct_phantom(shape=(48, 40, 70), seed=40))
+    save_nifti(train / "train_16" / "train_16a" / "train_16_a_2.nii.gz", ct_phantom(seed=41))  # not used
+    # fewer than 64 slices (the indices repeat), stored unsigned with a header intercept: HU via the header
+    stored = (ct_phantom(seed=42) + 1024).astype(np.uint16)
+    save_scaled_nifti(train / "train_3" / "train_3b" / "train_3_b_1.nii.gz", stored, 1.0, -1024.0)
 
 
 CIRRMRI_SPLITS = {"12": "train", "7": "test", "healthy_3": "test"}
