@@ -62,7 +62,8 @@ def _tree(folder: Path) -> dict[str, bytes]:
     [
         ("CT_RATE", "volumes_train", "3D_Images/CT_RATE", 1, 70, 65),  # 64 slices + a DRR; killed in volume 2
         ("BloodMNIST", "npz_unpack_2d_train", "2D_Images/BloodMNIST", 1, 4, 1),
-        ("BloodMNIST", "npz_unpack_2d_train", "2D_Images/BloodMNIST", 2, 3, 1),  # helpers share the journal
+        # two processes share the journal; of 5 items one of them writes at least 3, so a kill at 2 always comes
+        ("BloodMNIST", "npz_unpack_2d_train", "2D_Images/BloodMNIST", 2, 2, 1),
     ],
 )
 def test_killed_shard_redoes_only_unfinished_items(

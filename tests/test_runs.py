@@ -80,7 +80,8 @@ def _full_inventory(raw: Path, overrides: Path) -> int:
         files = []
         for spec in source.files:
             if spec.split == "train":  # listed, not made: the default (splits: test) plan does not check them
-                files.append({"id": spec.id, "glob": spec.glob, "min_count": spec.min_count, "split": "train"})
+                where = {"glob": spec.glob, "min_count": spec.min_count} if spec.glob else {"path": list(spec.paths)}
+                files.append({"id": spec.id, **where, "split": "train"})
                 continue
             if spec.glob:
                 count = 3000 if source.id == "ct_rate" else spec.min_count
