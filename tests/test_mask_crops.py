@@ -23,10 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
 from PIL import Image
 
-from conftest import demo_settings
+from conftest import demo_settings, without_checksums
 from preprocess import boxes, steps, validate
 from preprocess.errors import RawDataError
 
@@ -57,15 +56,6 @@ def _convert(settings, subset, conversion=None):
 
 def _files(root) -> list[str]:
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, names in os.walk(root) for f in names)
-
-
-def _without_checksums(demo, source: str) -> None:
-    """After a test rewrites a raw file, the demo's recorded MD5s of that source no longer hold."""
-    path = demo / "registry-overrides.yaml"
-    overrides = yaml.safe_load(path.read_text())
-    for spec in overrides["sources"][source]["files"]:
-        spec.pop("md5", None)
-    path.write_text(yaml.safe_dump(overrides))
 
 
 def _npz(path, arrays: dict) -> None:
@@ -160,7 +150,7 @@ def test_kvasir_coordinates_are_truncated_and_a_tiny_box_is_kept(demo):
     ]
     annotations["cju0qoxqj9q6s0835b43399p4"]["bbox"] = []  # no box at all: left out
     (raw / "kavsir_bboxes.json").write_text(json.dumps(annotations))
-    _without_checksums(demo, "kvasir_seg")
+    without_checksums(demo, "kvasir_seg")
     _convert(demo_settings(demo, splits="all"), "Gastrointestinal", "kvasir_seg_train")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "Gastrointestinal" / "images"
     image = _rgb_of_file(raw / "images" / "cju0qkwl35piu0993l0dewei2.jpg")
@@ -250,7 +240,7 @@ def test_first_category_mask_when_the_plain_one_is_missing(demo):
     other = np.zeros((1, 40, 50), np.uint8)
     other[0, 0:39, 0:49] = 1
     _npz(path, {"test_images": image[None], "test_label_C1": label, "test_label_C2": other})
-    _without_checksums(demo, "medsegbench")
+    without_checksums(demo, "medsegbench")
     _convert(demo_settings(demo), "SkinLesion", "isic2018")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "SkinLesion" / "images"
     assert sorted(os.listdir(root)) == ["test_00000_isic2018.png", "test_00000_isic2018_crop.png"]
@@ -260,7 +250,7 @@ def test_first_category_mask_when_the_plain_one_is_missing(demo):
 def test_an_archive_with_category_keys_only_names_itself(demo):
     path = demo / MEDSEGBENCH / "isic2018_512.npz"
     _npz(path, {"test_images_C1": np.zeros((1, 8, 8, 3), np.uint8), "test_label_C1": np.ones((1, 8, 8), np.uint8)})
-    _without_checksums(demo, "medsegbench")
+    without_checksums(demo, "medsegbench")
     with pytest.raises(RawDataError, match=r"isic2018_512.npz: no split with images and masks"):
         _convert(demo_settings(demo), "SkinLesion", "isic2018")
 
@@ -301,7 +291,7 @@ def test_pannuke_vg_rows_instances_and_grown_boxes(demo, capsys):
     )
     fold1 = demo / "raw" / "PanNuke" / "data" / "fold1-00000-of-00001.parquet"
     pq.write_table(table, fold1, row_group_size=2)
-    _without_checksums(demo, "pannuke")
+    without_checksums(demo, "pannuke")
     _convert(demo_settings(demo), "PanNuke_VG")
     assert "empty instance mask" in capsys.readouterr().out
     tag = "fold1-00000-of-00001"

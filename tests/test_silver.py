@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 from PIL import Image
+from test_annotation_crops import min_size_crop
 
 from preprocess.steps import Build
 from tests.conftest import demo_settings
@@ -39,17 +40,9 @@ MIMIC = {IMAGE_0: "p10/p10000032/s50414267", IMAGE_2: "p11/p11000011/s51029426"}
 
 
 def _reference_crop(image: np.ndarray, x_min: int, y_min: int, x_max: int, y_max: int) -> np.ndarray:
-    """The script's rule: integer centre, size at least 28, start floored at 0, end capped, start moved back."""
-    height, width = image.shape[:2]
-    cx, cy = (x_min + x_max) // 2, (y_min + y_max) // 2
-    w, h = max(x_max - x_min, 28), max(y_max - y_min, 28)
-    x_min = max(0, cx - w // 2)
-    x_max = min(width, x_min + w)
-    x_min = max(0, x_max - w)
-    y_min = max(0, cy - h // 2)
-    y_max = min(height, y_min + h)
-    y_min = max(0, y_max - h)
-    return image[y_min:y_max, x_min:x_max]
+    """The gold crop rule of the script (test_annotation_crops.min_size_crop) applied to the image."""
+    left, top, right, bottom = min_size_crop(x_min, y_min, x_max, y_max, image.shape[1], image.shape[0])
+    return image[top:bottom, left:right]
 
 
 def _write_jsonl(demo, crops: list[str]) -> None:

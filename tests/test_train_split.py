@@ -12,11 +12,10 @@ import nibabel as nib
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-import yaml
 from PIL import Image
 from test_drr import reference_rule as reference_drr
 
-from conftest import demo_settings, demo_values
+from conftest import demo_settings, demo_values, without_checksums
 from preprocess import steps, validate
 from preprocess.cli import main
 from preprocess.errors import ConfigError, RawDataError
@@ -226,15 +225,6 @@ def test_brain_tumor_mri_train_folder_mirrors_the_downloads_training_folder(demo
         assert (subset / "Training" / name).read_bytes() == (raw / name).read_bytes()
 
 
-def _without_checksums(demo, source: str) -> None:
-    """After a test rewrites a raw file, the demo's recorded MD5s of that source no longer hold."""
-    path = demo / "registry-overrides.yaml"
-    overrides = yaml.safe_load(path.read_text())
-    for spec in overrides["sources"][source]["files"]:
-        spec.pop("md5", None)
-    path.write_text(yaml.safe_dump(overrides))
-
-
 def test_medmnist_3d_train_slides_and_the_train_and_val_label_csvs(demo):
     """3D_Task/MNIST/unzip_cut_slides.py: the train and test volumes are sliced (val is not), every slice along
     axis 0 when there are at most 64, uint8 unchanged (mode L), train_slides/sample_{i:05d}/slice_{k:02d}.png;
@@ -295,7 +285,7 @@ def test_medsegbench_train_and_val_names_and_the_28_px_rule(demo):
     }
     with open(path, "wb") as handle:
         np.savez_compressed(handle, **arrays)
-    _without_checksums(demo, "medsegbench")
+    without_checksums(demo, "medsegbench")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "SkinLesion" / "images"
     _convert(demo_settings(demo), "SkinLesion", "isic2018")
     test_names = sorted(os.listdir(root))
@@ -340,7 +330,7 @@ def test_vindr_mammo_train_crops_and_query_images(demo):
     ]
     table = raw / "vindr_detection_v1_folds.csv"
     table.write_text(table.read_text() + "\n".join(rows) + "\n")
-    _without_checksums(demo, "vindr_mammo")
+    without_checksums(demo, "vindr_mammo")
     root = demo / "DATA_BASEDIR" / "2D_Images" / "VindrMammo"
     # Architectural Distortion 0 (training), Asymmetry 1 (training), Mass 2, Suspicious Calcification 3
     test_files = [f"crop/{M1}_2_0.png", f"crop/{M1}_2_1.png", f"crop/{M1}_3_0.png"]
