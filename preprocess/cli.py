@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import reports
+from preprocess import reports, schemacheck
 from preprocess.errors import PreprocessError
 
 DEFAULT_RESULTS = Path("results")
@@ -30,7 +30,7 @@ def _data_options(parser: argparse.ArgumentParser, basedir_positional: bool = Fa
         "--results",
         type=Path,
         default=DEFAULT_RESULTS,
-        help="workflow results folder (checksum cache, reports); default ./results",
+        help="workflow results folder (checksum and schema-check caches, reports); default ./results",
     )
 
 
@@ -639,6 +639,7 @@ def interrupt_in_parent_only() -> None:
 def main(argv=None, prog: str = "python -m preprocess") -> int:
     args = build_parser(prog).parse_args(argv)
     interrupt_in_parent_only()
+    schemacheck.remember_in(getattr(args, "results", None))
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit

@@ -38,26 +38,48 @@ def _header(width: int, height: int, bit_depth: int, color_type: int) -> bytes:
 
 def encode_png(array: np.ndarray, level: int = 1) -> bytes:
     """PNG bytes of a (H, W) or (H, W, 3) uint8/uint16 array."""
-    if array.dtype not in (np.uint8, np.uint16):
-        raise ValueError(f"encode_png takes uint8 or uint16 arrays, got {array.dtype}")
-    if array.ndim == 2:
+    channels = _channels(array.dtype, array.shape, array.ndim)
+    return encode_filtered(sub_filter(array[np.newaxis])[0], channels, array.dtype.itemsize, level)
+
+
+def sub_filter(images: np.ndarray) -> np.ndarray:
+    """Rows of a stack of images (N, H, W) or (N, H, W, 3), uint8 or uint16, as PNG stores them: each row a
+    filter-type byte (Sub) and the differences of its bytes, (N, H, 1 + W * bytes per pixel). One numpy pass
+    for the whole stack: for 28 px images the passes per image cost a third as much as deflating them."""
+    count, height = images.shape[:2]
+    channels = _channels(images.dtype, images.shape[1:], images.ndim - 1)
+    wide = images.dtype.itemsize == 2
+    big_endian = images.astype(">u2", copy=False) if wide else images
+    rows = np.ascontiguousarray(big_endian).view(np.uint8).reshape(count, height, -1)
+    step = channels * images.dtype.itemsize  # bytes per pixel
+    filtered = np.empty((count, height, rows.shape[2] + 1), dtype=np.uint8)
+    filtered[:, :, 0] = _FILTER_SUB
+    filtered[:, :, 1 : 1 + step] = rows[:, :, :step]
+    np.subtract(rows[:, :, step:], rows[:, :, :-step], out=filtered[:, :, 1 + step :])
+    return filtered
+
+
+def encode_filtered(filtered: np.ndarray, channels: int, sample_bytes: int, level: int = 1) -> bytes:
+    """PNG bytes of one image's filtered rows (an (H, 1 + W * bytes per pixel) slice of sub_filter's result)."""
+    height = filtered.shape[0]
+    width = (filtered.shape[1] - 1) // (channels * sample_bytes)
+    compressed = deflate.zlib_compress(filtered, level)
+    header = _header(width, height, 8 * sample_bytes, _COLOR_TYPES[channels])
+    return header + _chunk(b"IDAT", compressed) + _IEND
+
+
+def _channels(dtype: np.dtype, shape: tuple, ndim: int) -> int:
+    """1 (gray) or 3 (RGB) for an image of this dtype and shape; ValueError naming what is not supported."""
+    if dtype not in (np.uint8, np.uint16):
+        raise ValueError(f"encode_png takes uint8 or uint16 arrays, got {dtype}")
+    if ndim == 2:
         channels = 1
-    elif array.ndim == 3 and array.shape[2] == 3:
+    elif ndim == 3 and shape[2] == 3:
         channels = 3
     else:
-        raise ValueError(f"encode_png takes (H, W) or (H, W, 3) arrays, got shape {array.shape}")
-    if channels == 3 and array.dtype == np.uint16:
+        raise ValueError(f"encode_png takes (H, W) or (H, W, 3) arrays, got shape {tuple(shape)}")
+    if channels == 3 and dtype == np.uint16:
         raise ValueError("16-bit RGB PNG is not supported (few decoders read it back faithfully)")
-    height, width = array.shape[:2]
-    if height == 0 or width == 0:
-        raise ValueError(f"cannot encode an empty image of shape {array.shape}")
-    big_endian = array.astype(">u2", copy=False) if array.dtype == np.uint16 else array
-    rows = np.ascontiguousarray(big_endian).view(np.uint8).reshape(height, -1)
-    bytes_per_pixel = channels * array.dtype.itemsize
-    filtered = np.empty((height, rows.shape[1] + 1), dtype=np.uint8)
-    filtered[:, 0] = _FILTER_SUB
-    filtered[:, 1 : 1 + bytes_per_pixel] = rows[:, :bytes_per_pixel]
-    np.subtract(rows[:, bytes_per_pixel:], rows[:, :-bytes_per_pixel], out=filtered[:, 1 + bytes_per_pixel :])
-    compressed = deflate.zlib_compress(filtered, level)
-    header = _header(width, height, 8 * array.dtype.itemsize, _COLOR_TYPES[channels])
-    return header + _chunk(b"IDAT", compressed) + _IEND
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"cannot encode an empty image of shape {tuple(shape)}")
+    return channels

@@ -6,9 +6,9 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jsonschema
 import yaml
 
+from preprocess import schemacheck
 from preprocess.errors import RegistryError, did_you_mean
 
 # libyaml's loader, when present, parses the registry much faster than the pure-Python one; both are safe.
@@ -187,12 +187,20 @@ def load_schema(name: str) -> dict:
 
 
 def check_schema(document: dict, schema_name: str, what: str, error=RegistryError) -> None:
-    """Validate a document against one of the package's schemas; name the failing place."""
-    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
+    """Validate a document against one of the package's schemas (unless it passed before: schemacheck); name
+    the failing place."""
+    schema = load_schema(schema_name)
+    key = schemacheck.digest(schema, document)
+    if schemacheck.passed_before(key):
+        return
+    import jsonschema  # here: a process whose checks all passed before never imports it
+
+    validator = jsonschema.Draft202012Validator(schema)
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         lines = [f"  at {'/'.join(map(str, p.absolute_path)) or '<top>'}: {p.message[:300]}" for p in problems[:10]]
         raise error(f"{what} does not match {schema_name}:\n" + "\n".join(lines))
+    schemacheck.note_passed(key)
 
 
 def _read_yaml(path: Path) -> dict:
@@ -314,9 +322,13 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     subsets = tuple(_subset(raw) for raw in document["subsets"])
     registry = Registry(sources, subsets, load_kinds())
     _check_references(registry)
-    for subset in subsets:
-        for conversion in subset.conversions:
-            check_params(registry.kinds, subset.key, conversion)
+    conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
+    schemas = {name: kind.params for name, kind in registry.kinds.items()}
+    key = schemacheck.digest(schemas, [[where, c.kind, c.params] for where, c in conversions])
+    passed = schemacheck.passed_before(key)
+    for where, conversion in conversions:
+        check_params(registry.kinds, where, conversion, against_schema=not passed)
+    schemacheck.note_passed(key)
     return registry
 
 
@@ -331,8 +343,9 @@ def load_kinds() -> dict[str, Kind]:
     }
 
 
-def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion) -> None:
-    """Raise naming the subset, the conversion and the key when params do not fit the kind's schema."""
+def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion, against_schema: bool = True) -> None:
+    """Raise naming the subset, the conversion and the key when params do not fit the kind's schema (the
+    names always; the values unless `against_schema` is False: they passed before)."""
     where = f"{subset_key}/{conversion.name}"
     if conversion.kind not in kinds:
         hint = did_you_mean(conversion.kind, kinds)
@@ -345,6 +358,10 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
                 f"{where}: unknown parameter {key!r} of kind {conversion.kind}{did_you_mean(key, known)} "
                 f"(it takes: {', '.join(known) or 'none'})"
             )
+    if not against_schema:
+        return
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     for problem in sorted(validator.iter_errors(conversion.params), key=lambda e: list(e.absolute_path)):
         key = "/".join(map(str, problem.absolute_path)) or "params"

@@ -8,7 +8,7 @@ import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from preprocess import layout, steps
+from preprocess import layout, schemacheck, steps
 from preprocess.cli import INTERRUPTED, interrupt_in_parent_only
 from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
@@ -108,6 +108,7 @@ def run(smk) -> None:
     Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         interrupt_in_parent_only()
+        schemacheck.remember_in(layout.RESULTS)
         try:
             STEPS[smk.rule](smk, steps.Build(settings_from_dict(dict(smk.config)), results=layout.RESULTS))
         except PreprocessError as exc:

@@ -3,6 +3,8 @@ files and the same manifest (byte for byte) as a build that was never interrupte
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -53,6 +55,16 @@ def _convert(
     return done.returncode, written
 
 
+def _journaled(journal: Path) -> int:
+    """Items in a journal: a header line, then lines that each hold a JSON list of finished items (a torn last
+    line holds none)."""
+    count = 0
+    for line in journal.read_text().splitlines()[1:]:
+        with contextlib.suppress(ValueError):
+            count += len(json.loads(line))
+    return count
+
+
 def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -81,7 +93,7 @@ def test_killed_shard_redoes_only_unfinished_items(
     assert code == -9  # SIGKILL
     journal = Path(str(demo / relative_manifest) + ".journal")
     assert journal.exists() and not (demo / relative_manifest).exists()
-    finished = len(journal.read_text().splitlines()) - 1  # the header line, then one line per finished item
+    finished = _journaled(journal)
     assert finished >= 1
 
     code, after = _convert(tmp_path, demo, subset, conversion, workers)
@@ -115,11 +127,10 @@ def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):
     (base / "a" / "kept.png").write_bytes(b"x")
     path = tmp_path / "shard.tsv.journal"
     path.write_text(
-        '{"journal": 1, "fingerprint": "f"}\n'
-        '["kept", [["a/kept.png", "file", "1:ab"]], []]\n'
-        '["gone", [["a/gone.png", "file", "1:cd"]], []]\n'
-        '["skipped", [], [["skipped", "bad input"]]]\n'
-        '["torn", [["a/torn.png", "fi'
+        '{"journal": 2, "fingerprint": "f"}\n'
+        '[["kept", [["a/kept.png", "file", "1:ab"]], []], ["gone", [["a/gone.png", "file", "1:cd"]], []]]\n'
+        '[["skipped", [], [["skipped", "bad input"]]]]\n'
+        '[["torn", [["a/torn.png", "fi'
     )
     journal = Journal(path, "f", base, log=lambda text: None)
     assert journal.finished("kept") == ([("a/kept.png", "file", "1:ab")], [])
@@ -129,3 +140,30 @@ def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):
     journal.record("next", [], [])
     journal.close()
     assert Journal(path, "f", base, log=lambda text: None).finished("next") == ([], [])
+
+
+def test_items_go_out_in_batches_and_all_of_them_at_close(tmp_path, monkeypatch):
+    """The first finished item is written at once (a kill right after it loses nothing); later ones wait for a
+    batch, a flush (the executor's, at the end of every chunk) or the close; a kill loses only the unwritten."""
+    from preprocess.convert import journal as journal_module
+
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 3600.0)
+    monkeypatch.setattr(journal_module, "FLUSH_ITEMS", 3)
+    path = tmp_path / "shard.tsv.journal"
+    journal = journal_module.Journal(path, "f", tmp_path, log=lambda text: None)
+    journal.record("first", [], [])
+    assert _journaled(path) == 1
+    journal.record("second", [], [])
+    assert _journaled(path) == 1  # waiting for its batch
+    assert journal_module.Journal(path, "f", tmp_path, log=lambda text: None).entries.keys() == {"first"}
+    journal.record("third", [], [])
+    assert _journaled(path) == 1
+    journal.record("fourth", [], [])  # second, third and fourth: a batch of FLUSH_ITEMS
+    assert _journaled(path) == 4
+    journal.record("fifth", [], [])
+    journal.flush()
+    assert _journaled(path) == 5
+    journal.record("sixth", [], [])
+    journal.close()
+    entries = journal_module.Journal(path, "f", tmp_path, log=lambda text: None).entries
+    assert list(entries) == ["first", "second", "third", "fourth", "fifth", "sixth"]

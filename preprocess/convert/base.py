@@ -57,26 +57,29 @@ class ConversionContext:
         if self.progress is not None:
             self.progress.advance(items)
 
-    @contextlib.contextmanager
-    def guard(self, item: str, problems: list | None = None):
+    def guard(self, item: str, problems: list | None = None) -> _Guard:
         """Bad input in this block stops the job (on_bad_input: fail) or skips the item and records it in
         `problems` (default: this context's) when on_bad_input is skip. An unexpected error of one item counts
         as its bad input, named by the item; a full disk or a read-only DATA_BASEDIR stops the job."""
-        try:
-            yield
-        except RawDataError as exc:
+        return _Guard(self, item, problems)
+
+    def _judge(self, item: str, exc: BaseException, problems: list | None) -> bool:
+        """What guard does with an exception of its block: raise (another one, or it again: False) or record
+        the skipped item (True)."""
+        if isinstance(exc, RawDataError):
             self._bad(item, exc, problems)
-        except PreprocessError:
-            raise
-        except OSError as exc:
+        elif isinstance(exc, PreprocessError) or not isinstance(exc, Exception):
+            return False
+        elif isinstance(exc, OSError):
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or self._in_data_basedir(exc.filename):
                 raise write_error(exc.filename or item, exc) from None
             self._bad(
                 item, RawDataError(f"{item}: {exc}; check the file, or skip it with on_bad_input: skip"), problems
             )
-        except Exception as exc:
+        else:
             message = f"{item}: unexpected {type(exc).__name__}: {exc}; the raw item may be damaged: check it, or "
             self._bad(item, RawDataError(message + "skip it with on_bad_input: skip"), problems)
+        return True
 
     def _in_data_basedir(self, filename) -> bool:
         """A path of DATA_BASEDIR: an error there is the output side's, never the raw item's."""
@@ -130,6 +133,21 @@ def _inside(root: Path, relative: str, what: str) -> Path:
     if not is_within(target, [Path(os.path.normpath(root))]):
         raise OutputConflictError(f"{what}: output {relative!r} would land outside {root}")
     return target
+
+
+class _Guard:
+    """ConversionContext.guard's context manager: a plain class, as it wraps every item of every job."""
+
+    __slots__ = ("ctx", "item", "problems")
+
+    def __init__(self, ctx: ConversionContext, item: str, problems: list | None):
+        self.ctx, self.item, self.problems = ctx, item, problems
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        return exc is not None and self.ctx._judge(self.item, exc, self.problems)
 
 
 def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None) -> list:

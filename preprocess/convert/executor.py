@@ -11,8 +11,9 @@ A kind whose input arrives while it is being read (MedMNIST inflates one deflate
 it runs in this process before this process takes chunks, and calls `start()` as soon as helpers may begin
 (and again as the input grows, which brings the progress lines up to date); with one worker it gets None.
 
-With a journal (ctx.journal, preprocess/convert/journal.py) each finished item is recorded as it ends, and an
-item an earlier, killed run of the shard finished is taken from it: its outputs are never evaluated.
+With a journal (ctx.journal, preprocess/convert/journal.py) each finished item is recorded as it ends (written
+in batches, and at the end of every chunk), and an item an earlier, killed run of the shard finished is taken
+from it: its outputs are never evaluated.
 """
 
 from __future__ import annotations
@@ -54,8 +55,16 @@ def _consume(ctx, results, count_each: bool = True) -> tuple[list, list, int]:
     """Write each result's outputs; bad input in one item stops the job or skips that item (on_bad_input).
     Returns the rows, the problems and the number of items (counted in the progress lines as they go when
     `count_each`, else by the caller: a helper adds a chunk's count to the shared counter at once)."""
-    rows, problems, items = [], [], 0
     data_basedir, overwrite, journal = ctx.settings.data_basedir, ctx.settings.overwrite_existing, ctx.journal
+    try:
+        return _write_all(ctx, results, data_basedir, overwrite, journal, count_each)
+    finally:  # a chunk's finished items are in the journal before its rows leave this process
+        if journal is not None:
+            journal.flush()
+
+
+def _write_all(ctx, results, data_basedir, overwrite, journal, count_each) -> tuple[list, list, int]:
+    rows, problems, items = [], [], 0
     for result in results:
         done = journal.finished(result.label) if journal is not None else None
         if done is None:
@@ -137,6 +146,8 @@ class _Helpers:
 
 def _help(sender) -> None:
     """In a helper: claim chunks until none is left; send the rows, or the exception that stopped it."""
+    if _SHARED["ctx"].journal is not None:
+        _SHARED["ctx"].journal.forget_pending()
     try:
         outcome = _claim()
     except BaseException as exc:  # raised again in the job's own process

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import os
 import shutil
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from preprocess import noreplace
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.fsutil import file_digest, same_bytes
 from preprocess.pngio import encode_png
@@ -53,33 +55,33 @@ def remove_parts(folder: Path, tag: str) -> list[Path]:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Data:
-    path: Path
+    path: Path | str
     data: bytes
     kind: str = "file"  # the manifest's kind: "labels" for a table that is not an image
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Png:
     path: Path
     pixels: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class HardLink:
     path: Path
     source: Path
     detail: str | None = None  # size:sha256 when the caller knows it (a file it has just written)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SymLink:
     path: Path
     target: Path
 
 
-@dataclass
+@dataclass(slots=True)
 class Result:
     """One planned item: its label and its outputs (an iterable evaluated when the item is written)."""
 
@@ -98,27 +100,32 @@ def write(output, data_basedir: Path, overwrite: bool) -> Row:
     return place_symlink(output, data_basedir)
 
 
+@functools.lru_cache(maxsize=8)
+def _prefix(data_basedir: Path | str) -> str:
+    return os.fspath(data_basedir).rstrip(os.sep) + os.sep
+
+
 def _relative(path: Path | str, data_basedir: Path) -> str:
-    text, base = os.fspath(path), os.fspath(data_basedir).rstrip(os.sep) + os.sep
-    if not text.startswith(base) or ".." in text[len(base) :].split(os.sep):
+    text, base = os.fspath(path), _prefix(data_basedir)
+    relative = text[len(base) :]
+    if not text.startswith(base) or f"{os.sep}..{os.sep}" in f"{os.sep}{relative}{os.sep}":
         raise OutputConflictError(f"{text} would land outside DATA_BASEDIR {data_basedir}")
-    return text[len(base) :]
+    return relative
 
 
 def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> Row:
     """Write bytes atomically unless the file already holds them.
 
-    Plain os calls on text paths: this runs once per output image (millions for a full build).
+    Plain os calls on text paths: this runs once per output image (millions for a full build). The temporary
+    file is moved to its name only if that name is free (preprocess.noreplace); a taken name is looked at
+    then, so a fresh build never pays for looking first.
     """
     path = os.fspath(target)
     relative = _relative(path, data_basedir)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-    try:
-        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
-            return relative, "file", detail
-        _refuse_unless(overwrite, path, "other content")
-    except FileNotFoundError:
-        pass
+    looked = not noreplace.available()  # then look first: a file that holds the bytes is not written again
+    if looked and _holds(path, data, overwrite):
+        return relative, "file", detail
     folder, name = os.path.split(path)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
@@ -136,7 +143,11 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
                 view = view[os.write(descriptor, view) :]
         finally:
             os.close(descriptor)
-        os.rename(tmp, path)
+        if looked or not noreplace.rename(tmp, path):  # the name is taken, or this file system cannot tell
+            if not looked and _holds(path, data, overwrite):
+                os.unlink(tmp)
+                return relative, "file", detail
+            os.rename(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -144,6 +155,19 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
             raise write_error(path, exc) from None
         raise
     return relative, "file", detail
+
+
+def _holds(path: str, data: bytes, overwrite: bool) -> bool:
+    """Does the file at path hold exactly data? Absent: False. Other content: refused unless overwrite."""
+    try:
+        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
+            return True
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:
+        pass
+    _refuse_unless(overwrite, path, "other content")
+    return False
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)

@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess import estimate, layout, splits, validate
+from preprocess import estimate, layout, schemacheck, splits, validate
 from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
@@ -15,6 +15,7 @@ from preprocess.registry import GROUPS
 from snakemake.exceptions import WorkflowError
 
 RESULTS = layout.RESULTS
+schemacheck.remember_in(RESULTS)
 SETTINGS = settings_from_dict(config)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
     if (
