@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import reports, schemacheck
+from preprocess import schemacheck
 from preprocess.errors import PreprocessError
 
 DEFAULT_RESULTS = Path("results")
@@ -226,6 +226,8 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
+    from preprocess import reports  # here: it pulls in the validation code (Pillow), which convert does not need
+
     settings, registry, checks = _check(args)
     for source_id in checks:
         if not settings.verifies_checksums(source_id):
@@ -323,7 +325,7 @@ def cmd_validate(args) -> int:
 
 
 def _print_validation(all_reports, states: dict, registry, data_basedir: Path, show_not_built: bool) -> None:
-    from preprocess import validate
+    from preprocess import reports, validate
 
     print(reports.validation_table(all_reports) if all_reports else "no task files found")
     for show in (reports.failures_text, reports.warnings_text, reports.unproduced_text):

@@ -62,3 +62,18 @@ def test_an_unwritable_cache_only_means_checking_again(results, monkeypatch):
     load_registry()
     load_registry()  # nothing noted, nothing raised
     assert (results / "cache").read_text() == "a file where the cache folder belongs"
+
+
+def test_another_folder_on_the_command_line_is_not_a_new_check_but_another_value_is(results, monkeypatch, tmp_path):
+    """data_basedir's schema asks only for text: any folder passes alike; on_bad_input's does not."""
+    settings_from_dict({"raw_root": str(tmp_path), "data_basedir": str(tmp_path / "one")})
+    schemacheck.remember_in(results)
+    import jsonschema
+
+    real = jsonschema.Draft202012Validator
+    made = []
+    monkeypatch.setattr(jsonschema, "Draft202012Validator", lambda schema: made.append(schema) or real(schema))
+    settings_from_dict({"raw_root": str(tmp_path), "data_basedir": str(tmp_path / "two")})
+    assert made == []
+    settings_from_dict({"raw_root": str(tmp_path), "data_basedir": str(tmp_path), "on_bad_input": "skip"})
+    assert len(made) == 1
