@@ -55,31 +55,27 @@ def _consume(ctx, results, count_each: bool = True) -> tuple[list, list, int]:
     """Write each result's outputs; bad input in one item stops the job or skips that item (on_bad_input).
     Returns the rows, the problems and the number of items (counted in the progress lines as they go when
     `count_each`, else by the caller: a helper adds a chunk's count to the shared counter at once)."""
+    rows, problems, items = [], [], 0
     data_basedir, overwrite, journal = ctx.settings.data_basedir, ctx.settings.overwrite_existing, ctx.journal
     try:
-        return _write_all(ctx, results, data_basedir, overwrite, journal, count_each)
+        for result in results:
+            done = journal.finished(result.label) if journal is not None else None
+            if done is None:
+                item_rows, item_problems = [], []
+                with ctx.guard(result.label, item_problems):
+                    item_rows = [write(output, data_basedir, overwrite) for output in result.outputs]
+                if journal is not None:
+                    journal.record(result.label, item_rows, item_problems)
+            else:  # finished by an earlier run of this shard: its outputs are not produced again
+                item_rows, item_problems = done
+            rows.extend(item_rows)
+            problems.extend(item_problems)
+            items += 1
+            if count_each:
+                ctx.advance()
     finally:  # a chunk's finished items are in the journal before its rows leave this process
         if journal is not None:
             journal.flush()
-
-
-def _write_all(ctx, results, data_basedir, overwrite, journal, count_each) -> tuple[list, list, int]:
-    rows, problems, items = [], [], 0
-    for result in results:
-        done = journal.finished(result.label) if journal is not None else None
-        if done is None:
-            item_rows, item_problems = [], []
-            with ctx.guard(result.label, item_problems):
-                item_rows = [write(output, data_basedir, overwrite) for output in result.outputs]
-            if journal is not None:
-                journal.record(result.label, item_rows, item_problems)
-        else:  # finished by an earlier run of this shard: its outputs are not produced again
-            item_rows, item_problems = done
-        rows.extend(item_rows)
-        problems.extend(item_problems)
-        items += 1
-        if count_each:
-            ctx.advance()
     return rows, problems, items
 
 
@@ -146,8 +142,6 @@ class _Helpers:
 
 def _help(sender) -> None:
     """In a helper: claim chunks until none is left; send the rows, or the exception that stopped it."""
-    if _SHARED["ctx"].journal is not None:
-        _SHARED["ctx"].journal.forget_pending()
     try:
         outcome = _claim()
     except BaseException as exc:  # raised again in the job's own process

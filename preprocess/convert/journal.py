@@ -98,10 +98,6 @@ class Journal:
         while view:
             view = view[os.write(self.descriptor, view) :]
 
-    def forget_pending(self) -> None:
-        """In a forked helper: the items its parent had not yet written are the parent's to write."""
-        self.pending = []
-
     def close(self, remove: bool = False) -> None:
         if self.descriptor is not None:
             self.flush()
