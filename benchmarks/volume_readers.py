@@ -26,7 +26,7 @@ def readers(path: Path) -> dict:
         "nibabel get_fdata (float64)": lambda: nib.load(str(path)).get_fdata(),
         "nibabel dataobj (int16)": lambda: np.asarray(nib.load(str(path)).dataobj),
         "SimpleITK ReadImage + array": lambda: sitk.GetArrayFromImage(sitk.ReadImage(str(path))),
-        "pipeline: nibabel header + ISA-L inflate (int16)": lambda: read_nifti(path).data,
+        "pipeline: header parse + ISA-L inflate (int16)": lambda: read_nifti(path).data,
     }
 
 
