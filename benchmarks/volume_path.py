@@ -9,12 +9,13 @@ Commands, each a whole process (start-up included), interleaved over the repeats
                     CT2Xray.py): each reads the volume with nibabel `dataobj`, slices in float32, the DRR with
                     a float32 whole volume and OpenCV morphology, Pillow's default PNG; one process, core 0
   pipeline          `python -m preprocess convert 3D_Task/CT_RATE` with 1 worker (core 0) and 2 (cores 0,1),
-                    each into a new DATA_BASEDIR with one results folder for all (a job of a workflow run)
+                    each into a new DATA_BASEDIR with one results folder for all (a job of a workflow run;
+                    --first-job: a new results folder each time, the first job of a run)
   floor             one ISA-L inflate of each file into memory (core 0)
 Peak RSS is each command's ru_maxrss (os.wait4: the process and the workers it waited for); CPU seconds are
 its user + system time (with its workers), which other processes on a busy machine disturb less than wall time.
 
-    python benchmarks/volume_path.py [--volumes 4] [--repeats 3] [--out benchmarks/out/volume_path]
+    python benchmarks/volume_path.py [--volumes 4] [--repeats 3] [--first-job] [--out benchmarks/out/volume_path]
 """
 
 from __future__ import annotations
@@ -167,6 +168,11 @@ def main() -> None:
     parser.add_argument("--volumes", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "volume_path")
+    parser.add_argument(
+        "--first-job",
+        action="store_true",
+        help="a new results folder for every pipeline run: each pays for the checks only a run's first job makes",
+    )
     args = parser.parse_args()
     root = args.out / f"{args.volumes}-volumes"  # the pipeline converts every volume of its raw tree
     paths = [str(p) for p in make_raw(root, args.volumes)]
@@ -176,7 +182,7 @@ def main() -> None:
         return [
             *(sys.executable, "-m", "preprocess", "convert", "3D_Task/CT_RATE"),
             *("--config", str(root / "config.yaml"), "--data-basedir", str(out / "DATA")),
-            *("--results", str(root / "results"), "--workers", str(workers)),
+            *("--results", str((out if args.first_job else root) / "results"), "--workers", str(workers)),
         ]
 
     runs = {
