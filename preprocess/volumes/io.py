@@ -129,30 +129,24 @@ def _squeeze_4d(data: np.ndarray, path: Path) -> np.ndarray:
     return data
 
 
-def _nifti_header(path: Path, limits: Limits):
-    """The header's reading plan, checked before any voxel is read: read directly when the header is plain
-    (preprocess.volumes.nifti1), else by nibabel."""
-    header = nifti1.read_plan(path)
-    if header is None:
-        plan, zooms, affine = _nibabel_header(path)
-    else:
-        plan = (header.shape, header.dtype, header.offset, header.slope, header.inter, "F")
-        zooms, affine = header.zooms, header.affine
-    shape = plan[0]
-    count = _check_count(path, shape, limits)
-    _check_geometry(path, affine, zooms)
+def _nifti_header(path: Path, limits: Limits) -> tuple[nifti1.HeaderPlan, int]:
+    """The header's reading plan and voxel count, checked before any voxel is read: read directly when the
+    header is plain (preprocess.volumes.nifti1), else by nibabel."""
+    header = nifti1.read_plan(path) or _nibabel_header(path)
+    count = _check_count(path, header.shape, limits)
+    _check_geometry(path, header.affine, header.zooms)
     if not path.name.lower().endswith(".gz"):
-        size, needed = os.path.getsize(path), plan[2] + count * plan[1].itemsize
+        size, needed = os.path.getsize(path), header.offset + count * header.dtype.itemsize
         if size < needed:
             raise RawDataError(
-                f"{path}: {size} bytes, its header promises {needed} (shape {shape}, {plan[1]}); the file is "
-                "truncated, download it again"
+                f"{path}: {size} bytes, its header promises {needed} (shape {header.shape}, {header.dtype}); "
+                "the file is truncated, download it again"
             )
-    return plan, count, zooms, affine
+    return header, count
 
 
-def _nibabel_header(path: Path):
-    """nibabel's reading plan, voxel sizes and affine of any header it reads."""
+def _nibabel_header(path: Path) -> nifti1.HeaderPlan:
+    """nibabel's reading plan of any header it reads."""
     from preprocess.volumes.nibabel_loader import nibabel
 
     nib = nibabel()
@@ -161,42 +155,46 @@ def _nibabel_header(path: Path):
         image = nib.load(str(path))
         dtype = np.dtype(image.header.get_data_dtype())
         _check_dtype(path, dtype, f"{dtype} ({image.header.get_value_label('datatype')})")
-        proxy = image.dataobj  # nibabel's own reading plan: offset, dtype, shape, order, scaling
-        shape = tuple(int(n) for n in proxy.shape)
-        plan = (shape, np.dtype(proxy.dtype), int(proxy.offset), float(proxy.slope), float(proxy.inter), proxy.order)
-        zooms = tuple(float(z) for z in image.header.get_zooms()[:3])
-        affine = np.asarray(image.affine, dtype=np.float64)
+        proxy = image.dataobj  # nibabel's own reading plan: offset, dtype, shape, order, scaling (1, 0 if none)
+        return nifti1.HeaderPlan(
+            shape=tuple(int(n) for n in proxy.shape),
+            dtype=np.dtype(proxy.dtype),
+            offset=int(proxy.offset),
+            slope=float(proxy.slope),
+            inter=float(proxy.inter),
+            zooms=tuple(float(z) for z in image.header.get_zooms()[:3]),
+            affine=np.asarray(image.affine, dtype=np.float64),
+            order=proxy.order,
+        )
     except RawDataError:
         raise
     except Exception as exc:  # nibabel raises many types for a damaged header
         raise RawDataError(
             f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
         ) from None
-    return plan, zooms, affine
 
 
 def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
     from isal import igzip
 
-    (shape, dtype, offset, slope, inter, order), count, zooms, affine = _nifti_header(path, limits or Limits())
+    header, count = _nifti_header(path, limits or Limits())
+    size = count * header.dtype.itemsize
     try:
         opener = igzip.open if path.name.lower().endswith(".gz") else open
         with opener(path, "rb") as handle:
-            handle.seek(offset) if opener is open else handle.read(offset)
-            raw = handle.read(count * dtype.itemsize)
+            handle.seek(header.offset) if opener is open else handle.read(header.offset)
+            raw = handle.read(size)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise RawDataError(
             f"{path}: cannot decompress ({exc}); the file is truncated or corrupt, download it again"
         ) from None
-    if len(raw) < count * dtype.itemsize:
+    if len(raw) < size:
         raise RawDataError(
-            f"{path}: holds {len(raw)} voxel bytes, its header promises {count * dtype.itemsize} "
-            f"(shape {shape}, {dtype}); the file is truncated, download it again"
+            f"{path}: holds {len(raw)} voxel bytes, its header promises {size} "
+            f"(shape {header.shape}, {header.dtype}); the file is truncated, download it again"
         )
-    data = np.frombuffer(raw, dtype=dtype, count=count).reshape(shape, order=order)
-    slope = 1.0 if slope is None or not np.isfinite(slope) or slope == 0 else float(slope)
-    inter = 0.0 if inter is None or not np.isfinite(inter) else float(inter)
-    return Volume(_squeeze_4d(data, path), affine, slope, inter, path, zooms)
+    data = np.frombuffer(raw, dtype=header.dtype, count=count).reshape(header.shape, order=header.order)
+    return Volume(_squeeze_4d(data, path), header.affine, header.slope, header.inter, path, header.zooms)
 
 
 def read_nifti_canonical(path: Path, limits: Limits | None = None) -> Volume:

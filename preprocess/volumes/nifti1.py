@@ -3,11 +3,12 @@
 A volume job needs six facts of a header: the shape, the voxel type, where the voxels start, the scaling, the
 voxel sizes and the affine. For the header most scanners' converters write (one `.nii`/`.nii.gz` file, magic
 `n+1`, a valid sform), those are fixed fields read with `struct`, and importing nibabel to read them was a
-tenth of a second of every volume worker's start. `plain_header` returns them only when nibabel would read
-the header as it is: no check of nibabel's would report a problem or change a field, and the affine is the
-sform (nibabel's choice whenever sform_code is set). Anything else (a qform-only or uncoded header, negative or
-zero voxel sizes, a bad qfac, an unknown type, an odd offset, NIfTI-2, an intercept that is not finite) gives
-None, and the caller reads the header with nibabel, so results and error messages stay nibabel's.
+tenth of a second of every volume worker's start. `parse` (`read_plan` for a file) returns them only when
+nibabel would read the header as it is: no check of nibabel's would report a problem or change a field, and
+the affine is the sform (nibabel's choice whenever sform_code is set). Anything else (a qform-only or uncoded
+header, negative or zero voxel sizes, a bad qfac, an unknown type, an odd offset, NIfTI-2, an intercept that
+is not finite) gives None, and the caller reads the header with nibabel, so results and error messages stay
+nibabel's. Both readers give the same HeaderPlan.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class HeaderPlan:
     inter: float
     zooms: tuple[float, ...]  # pixdim of the first three axes
     affine: np.ndarray  # float64 4x4, the sform
+    order: str = "F"  # of the voxels: NIfTI stores the first axis fastest
 
 
 def _fields(block: bytes, order: str) -> dict:
