@@ -116,19 +116,25 @@ def _named(settings, subset, conversion) -> int | None:
 
 def _jobs(settings, subset, conversion, items: int, cost: Cost) -> int:
     """The config's count for the conversion or its subset, else the registry's; a train conversion gets at
-    least as many as keep each job under an hour."""
+    least as many as keep each job under an hour. Never more jobs than the items counted (when any are): a
+    job beyond them would have nothing to build (`shards: 100000` for two items makes two jobs)."""
     named = _named(settings, subset, conversion)
     if named is not None:
-        return named
-    if conversion.split != "train":
-        return conversion.shards
-    return max(conversion.shards, shards_for(items, cost))
+        jobs = named
+    elif conversion.split != "train":
+        jobs = conversion.shards
+    else:
+        jobs = max(conversion.shards, shards_for(items, cost))
+    return min(jobs, items) if items > 0 else jobs
 
 
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
-    """Jobs for one conversion, as the workflow cuts it (items are counted only for a train conversion)."""
-    if _named(settings, subset, conversion) is not None or conversion.split != "train":
-        return _jobs(settings, subset, conversion, 0, Cost(0, 0, 0))
+    """Jobs for one conversion, as the workflow cuts it (items are counted only when more than one job could
+    be asked for: a train conversion, or a count above one in the config or the registry)."""
+    named = _named(settings, subset, conversion)
+    asked = named if named is not None else conversion.shards
+    if asked <= 1 and conversion.split != "train":
+        return asked
     cost = cost_of(registry, subset, conversion, costs or load_costs())
     items = count_items(registry, settings.raw_root, subset, conversion, cost)
     return _jobs(settings, subset, conversion, items, cost)
