@@ -87,9 +87,10 @@ def _matches(base: Path, pattern: str) -> int:
     return sum(1 for _ in globlib.iglob(os.path.join(escaped, pattern), recursive=True))
 
 
-def count_items(registry, raw_root: Path, subset, conversion, cost: Cost) -> int:
+def count_items(registry, raw_root: Path, subset, conversion, cost: Cost, most: bool = False) -> int:
     """Items of one conversion: the stored count, else the split counts of its npz archives, else the most
-    matches of one of its globs, else one per file it reads."""
+    matches of one of its globs (`most`: all their matches, a count the items never exceed), else one per
+    file it reads."""
     if cost.items is not None:
         return cost.items
     specs = _specs(registry, subset, conversion)
@@ -102,7 +103,9 @@ def count_items(registry, raw_root: Path, subset, conversion, cost: Cost) -> int
         for source_id, spec in specs
         if spec.glob
     ]
-    return max(globbed) if globbed else max(1, len(specs))
+    if not globbed:
+        return max(1, len(specs))
+    return sum(globbed) if most else max(globbed)
 
 
 def shards_for(items: int, cost: Cost, limit: int = JOB_SECONDS) -> int:
@@ -114,24 +117,37 @@ def _named(settings, subset, conversion) -> int | None:
     return settings.shards.get(f"{subset.key}/{conversion.name}", settings.shards.get(subset.key))
 
 
-def _jobs(settings, subset, conversion, items: int, cost: Cost) -> int:
+def _jobs(settings, subset, conversion, items: int, cost: Cost, ceiling: int = 0) -> int:
     """The config's count for the conversion or its subset, else the registry's; a train conversion gets at
-    least as many as keep each job under an hour."""
+    least as many as keep each job under an hour. Never more jobs than `ceiling` (the most items the raw
+    root can hold for it, when counted): a job beyond them would have nothing to build (`shards: 100000` for
+    two images makes two jobs)."""
     named = _named(settings, subset, conversion)
     if named is not None:
-        return named
-    if conversion.split != "train":
-        return conversion.shards
-    return max(conversion.shards, shards_for(items, cost))
+        jobs = named
+    elif conversion.split != "train":
+        jobs = conversion.shards
+    else:
+        jobs = max(conversion.shards, shards_for(items, cost))
+    return min(jobs, ceiling) if ceiling > 0 else jobs
+
+
+def _ceiling(registry, raw_root: Path, subset, conversion, cost: Cost) -> int:
+    return count_items(registry, raw_root, subset, conversion, cost, most=True)
 
 
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
-    """Jobs for one conversion, as the workflow cuts it (items are counted only for a train conversion)."""
-    if _named(settings, subset, conversion) is not None or conversion.split != "train":
-        return _jobs(settings, subset, conversion, 0, Cost(0, 0, 0))
+    """Jobs for one conversion, as the workflow cuts it (items are counted only when more than one job could
+    be asked for: a train conversion, or a count above one in the config or the registry)."""
+    named = _named(settings, subset, conversion)
+    asked = named if named is not None else conversion.shards
+    if asked <= 1 and conversion.split != "train":
+        return asked
     cost = cost_of(registry, subset, conversion, costs or load_costs())
     items = count_items(registry, settings.raw_root, subset, conversion, cost)
-    return _jobs(settings, subset, conversion, items, cost)
+    return _jobs(
+        settings, subset, conversion, items, cost, _ceiling(registry, settings.raw_root, subset, conversion, cost)
+    )
 
 
 def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = None) -> list[Estimate]:
@@ -152,7 +168,14 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
                 round(items * cost.files),
                 round(items * cost.bytes),
                 items * cost.seconds / 3600,
-                _jobs(settings, subset, conversion, items, cost),
+                _jobs(
+                    settings,
+                    subset,
+                    conversion,
+                    items,
+                    cost,
+                    _ceiling(registry, settings.raw_root, subset, conversion, cost),
+                ),
             )
         )
     return found

@@ -33,7 +33,12 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_json(path: Path, value) -> None:
-    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate read from a JSON escape: kept as an escape, the same value
+        data = (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("ascii")
+    atomic_write_bytes(path, data)
 
 
 def file_digest(path: Path, algorithm: str = "md5") -> str:
@@ -112,6 +117,10 @@ def safe_relative(path_text: str, what: str) -> PurePosixPath:
     if "\\" in path_text or "\0" in path_text:
         # the evaluation joins paths with os.path.join on POSIX: a backslash is part of a file name there
         raise UnsafePathError(f"{what}: path {path_text!r} holds a backslash or NUL (paths use '/')")
+    try:  # a lone surrogate (a JSON "\\ud800" escape) is in no file name: opening it raises UnicodeEncodeError
+        path_text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise UnsafePathError(f"{what}: path {path_text!r} holds a character no file name can hold") from None
     if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path_text.split("/")):
         raise UnsafePathError(f"{what}: path {path_text[:80]!r}... has a component longer than {NAME_MAX} bytes")
     pure = PurePosixPath(path_text)

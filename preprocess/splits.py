@@ -32,13 +32,22 @@ def wanted(settings, subset: Subset) -> str:
 
 
 def check_keys(settings, registry: Registry) -> None:
-    """A `splits` mapping may only name subsets of the registry."""
+    """A `splits` mapping may only name subsets of the registry; a `shards` mapping subsets or their
+    conversions ('2D_Task/APTOS', '3D_Task/CT_RATE/volumes_train'): a misspelt key would be ignored."""
     value = getattr(settings, "splits", TEST)
+    keys = [s.key for s in registry.subsets]
     if isinstance(value, dict):
-        keys = [s.key for s in registry.subsets]
         for key in value:
             if key not in keys:
                 raise ConfigError(f"splits names unknown subset {key!r}{did_you_mean(key, keys)}")
+    conversions = [f"{s.key}/{c.name}" for s in registry.subsets for conv in s.conversions for c in expand(conv)]
+    for key in getattr(settings, "shards", None) or {}:
+        if key not in keys and key not in conversions:
+            raise ConfigError(
+                f"shards names unknown subset or conversion {key!r}{did_you_mean(key, keys + conversions)}; "
+                "keys are a subset ('2D_Task/APTOS') or one of its conversions ('2D_Task/APTOS/<conversion>', "
+                "see `python -m preprocess plan`)"
+            )
 
 
 def expand(conversion: Conversion) -> list[Conversion]:

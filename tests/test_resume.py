@@ -4,6 +4,7 @@ files and the same manifest (byte for byte) as a build that was never interrupte
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -126,14 +127,15 @@ def test_a_torn_last_line_and_a_vanished_output_are_redone(tmp_path):
     (base / "a").mkdir(parents=True)
     (base / "a" / "kept.png").write_bytes(b"x")
     path = tmp_path / "shard.tsv.journal"
+    kept = f"1:{hashlib.sha256(b'x').hexdigest()}"
     path.write_text(
-        '{"journal": 2, "fingerprint": "f"}\n'
-        '[["kept", [["a/kept.png", "file", "1:ab"]], []], ["gone", [["a/gone.png", "file", "1:cd"]], []]]\n'
-        '[["skipped", [], [["skipped", "bad input"]]]]\n'
+        '{"journal": 3, "fingerprint": "f"}\n'
+        f'[["kept", [["a/kept.png", "file", "{kept}"]], [], ""], ["gone", [["a/gone.png", "file", "1:cd"]], [], ""]]\n'
+        '[["skipped", [], [["skipped", "bad input"]], ""]]\n'
         '[["torn", [["a/torn.png", "fi'
     )
     journal = Journal(path, "f", base, log=lambda text: None)
-    assert journal.finished("kept") == ([("a/kept.png", "file", "1:ab")], [])
+    assert journal.finished("kept") == ([("a/kept.png", "file", kept)], [])
     assert journal.finished("gone") is None
     assert journal.finished("skipped") == ([], [("skipped", "bad input")])
     assert journal.finished("torn") is None

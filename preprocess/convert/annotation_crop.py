@@ -404,6 +404,6 @@ def produce(ctx, items: list[Item]):
     chosen = recipe(ctx)
     for item in items:
         if chosen.outputs is not None:
-            yield Result(item.source, chosen.outputs(ctx, item))
+            yield Result(item.source, chosen.outputs(ctx, item), (item.source,))
         else:
-            yield Result(item.source, _outputs(ctx, item, chosen.skip_for_processing))
+            yield Result(item.source, _outputs(ctx, item, chosen.skip_for_processing), (item.source,))

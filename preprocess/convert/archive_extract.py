@@ -102,9 +102,10 @@ def produce(ctx, items):
             refused.setdefault(meant_name(member), (archive.path, member, problem))
     folder = ctx.raw_dir(ctx.params.get("source"))
     absent = []
+    reads = tuple(archive.path for archive in archives)
     try:
         for name in items:
-            yield Result(name, _outputs(ctx, name, recipe, (index, refused), folder, absent))
+            yield Result(name, _outputs(ctx, name, recipe, (index, refused), folder, absent), reads)
     finally:
         for archive in archives:
             archive.close()

@@ -206,7 +206,8 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
         if ctx.journal is not None:
             ctx.journal.close()
     if manifest is not None:
-        problems = [(item, "problem", message) for item, message in ctx.problems]
+        # sorted, as the rows are: with several workers the skipped items arrive in the order they finished
+        problems = sorted((item, "problem", message) for item, message in ctx.problems)
         write_manifest(manifest, ctx.written + problems)
         ctx.log(f"manifest: {manifest}")
         ctx.journal.close(remove=True)

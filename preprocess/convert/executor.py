@@ -13,7 +13,8 @@ it runs in this process before this process takes chunks, and calls `start()` as
 
 With a journal (ctx.journal, preprocess/convert/journal.py) each finished item is recorded as it ends (written
 in batches, and at the end of every chunk), and an item an earlier, killed run of the shard finished is taken
-from it: its outputs are never evaluated.
+from it when the raw files it reads (Result.reads) and the files it wrote are unchanged: its outputs are
+never evaluated.
 """
 
 from __future__ import annotations
@@ -59,13 +60,16 @@ def _consume(ctx, results, count_each: bool = True) -> tuple[list, list, int]:
     data_basedir, overwrite, journal = ctx.settings.data_basedir, ctx.settings.overwrite_existing, ctx.journal
     try:
         for result in results:
-            done = journal.finished(result.label) if journal is not None else None
+            done = None
+            if journal is not None:  # the raw files' identity is taken before they are read
+                inputs = journal.inputs(result.reads)
+                done = journal.finished(result.label, inputs)
             if done is None:
                 item_rows, item_problems = [], []
                 with ctx.guard(result.label, item_problems):
                     item_rows = [write(output, data_basedir, overwrite) for output in result.outputs]
                 if journal is not None:
-                    journal.record(result.label, item_rows, item_problems)
+                    journal.record(result.label, item_rows, item_problems, inputs)
             else:  # finished by an earlier run of this shard: its outputs are not produced again
                 item_rows, item_problems = done
             rows.extend(item_rows)

@@ -55,4 +55,4 @@ def produce(ctx, items):
     folder = ctx.params.get("folder")
     for source_file, relative in items:
         target = ctx.subset_path(f"{folder}/{relative}") if folder else ctx.output_path(relative)
-        yield Result(str(source_file), [HardLink(target, source_file)])
+        yield Result(str(source_file), [HardLink(target, source_file)], (source_file,))

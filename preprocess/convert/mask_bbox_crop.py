@@ -136,7 +136,8 @@ class KvasirSeg:
         base, annotations, splits = KvasirSeg._tables(ctx)
         tally = Tally(ctx)
         for image_id in items:
-            yield Result(image_id, KvasirSeg._outputs(ctx, base, annotations, splits[image_id], image_id, tally))
+            outputs = KvasirSeg._outputs(ctx, base, annotations, splits[image_id], image_id, tally)
+            yield Result(image_id, outputs, (base / "images" / f"{image_id}.jpg",))
         tally.report()
 
     @staticmethod
@@ -231,7 +232,7 @@ class MedSegBench:
                 for index in wanted[split]:
                     where = f"{archive.path}: {images_key}[{index}]"
                     outputs = MedSegBench._outputs(ctx, images[index], masks[index], split, index, where, tally)
-                    yield Result(where, outputs)
+                    yield Result(where, outputs, (archive.path,))
                 del images, masks
         tally.report()
 
@@ -280,7 +281,7 @@ class PanNuke:
             tag = _tag(Path(file), data_folder)
             for record in iter_images(Path(file), "image", ["instances", "categories"]):
                 if record.row in rows:
-                    yield Result(f"{file} row {record.row}", PanNuke._row(ctx, record, tag, tally))
+                    yield Result(f"{file} row {record.row}", PanNuke._row(ctx, record, tag, tally), (file,))
         tally.report()
 
     @staticmethod

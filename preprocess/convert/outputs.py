@@ -83,10 +83,13 @@ class SymLink:
 
 @dataclass(slots=True)
 class Result:
-    """One planned item: its label and its outputs (an iterable evaluated when the item is written)."""
+    """One planned item: its label, its outputs (an iterable evaluated when the item is written) and the raw
+    files they are made from beyond those the registry names by path (an image, a volume): a resumed run
+    converts the item again when one of them has another size or mtime (preprocess/convert/journal.py)."""
 
     label: str
     outputs: Iterable
+    reads: tuple = ()
 
 
 def write(output, data_basedir: Path, overwrite: bool) -> Row:

@@ -132,7 +132,7 @@ def produce(ctx, items):
                 label = f"{record.file} row {record.row}"
                 if record.data is None:
                     without_image.append(label)
-                yield Result(label, _outputs(ctx, namer, record))
+                yield Result(label, _outputs(ctx, namer, record), (file,))
     if without_image:
         ctx.log(f"{len(without_image)} rows have no image and were skipped: {', '.join(without_image[:5])}")
     namer.close()

@@ -70,7 +70,7 @@ def _log_uncompressed(ctx, raw, cases) -> None:
 
 def produce(ctx, items):
     for case in items:
-        yield Result(str(case.source), _outputs(ctx, case))
+        yield Result(str(case.source), _outputs(ctx, case), (case.source,))
 
 
 def _outputs(ctx, case):

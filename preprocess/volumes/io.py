@@ -1,10 +1,10 @@
 """Volume readers. Every reader returns voxels in file order (i, j, k) plus geometry, unscaled.
 
-- NIfTI (.nii, .nii.gz): the header is parsed directly when it is a plain NIfTI-1 one (`nifti1`), else by
-  nibabel; the voxel block is inflated with ISA-L and viewed with numpy (no float64 copy). Header scaling
-  (scl_slope/scl_inter) is kept aside in `Volume.slope` and `Volume.inter` and applied once, by
-  `Volume.scaled`, to the slices that are written.
-- NRRD (.nrrd, .seg.nrrd): SimpleITK, whose (z, y, x) array is transposed to (x, y, z) = file order without
+- NIfTI (.nii, .nii.gz): nibabel reads the header (and refuses what it refuses); the voxel block is inflated
+  with ISA-L and viewed with numpy (no float64 copy). Header scaling (scl_slope/scl_inter) is kept aside in
+  `Volume.slope` and `Volume.inter` and applied once, by `Volume.scaled`, to the slices that are written.
+- NRRD (.nrrd, .seg.nrrd): pynrrd reads the header (checked first: voxel count, type, detached data inside the
+  raw folder), SimpleITK the voxels, whose (z, y, x) array is transposed to (x, y, z) = file order without
   a copy; space directions and origin become an affine (converted from LPS to RAS).
 - .npy: numpy, memory-mapped.
 - MMDental's rule reads through nibabel itself (`read_nifti_canonical`): closest canonical orientation and
@@ -23,7 +23,10 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.fsutil import is_within
-from preprocess.volumes import nifti1
+
+# No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
+# corrupt (vox_offset 1e30), said before any read.
+LARGEST_OFFSET = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -129,34 +132,50 @@ def _squeeze_4d(data: np.ndarray, path: Path) -> np.ndarray:
     return data
 
 
-def _nifti_header(path: Path, limits: Limits) -> tuple[nifti1.HeaderPlan, int]:
-    """The header's reading plan and voxel count, checked before any voxel is read: read directly when the
-    header is plain (preprocess.volumes.nifti1), else by nibabel."""
-    header = nifti1.read_plan(path) or _nibabel_header(path)
+@dataclass(frozen=True)
+class HeaderPlan:
+    """How to read a NIfTI file's voxels, as nibabel reads its header."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype  # with the header's byte order
+    offset: int  # of the first voxel byte
+    slope: float  # 1.0 and 0.0 when the header asks for no scaling
+    inter: float
+    zooms: tuple[float, ...]  # pixdim of the first three axes
+    affine: np.ndarray  # float64 4x4, nibabel's choice (sform, else qform, else the base affine)
+    order: str = "F"  # of the voxels: NIfTI stores the first axis fastest
+
+
+def _nifti_header(path: Path, limits: Limits) -> tuple[HeaderPlan, int]:
+    """The header's reading plan (nibabel's) and voxel count, checked before any voxel is read."""
+    header = _nibabel_header(path)
     count = _check_count(path, header.shape, limits)
     _check_geometry(path, header.affine, header.zooms)
+    if header.offset > LARGEST_OFFSET:
+        raise RawDataError(
+            f"{path}: its header puts the voxels at byte {header.offset}, beyond the end of any file; the header "
+            "is corrupt, download the file again"
+        )
     if not path.name.lower().endswith(".gz"):
         size, needed = os.path.getsize(path), header.offset + count * header.dtype.itemsize
         if size < needed:
             raise RawDataError(
-                f"{path}: {size} bytes, its header promises {needed} (shape {header.shape}, {header.dtype}); "
-                "the file is truncated, download it again"
+                f"{path}: {size} bytes, its header promises {needed} (shape {header.shape}, {header.dtype}, "
+                f"voxels from byte {header.offset}); the file is truncated, download it again"
             )
     return header, count
 
 
-def _nibabel_header(path: Path) -> nifti1.HeaderPlan:
-    """nibabel's reading plan of any header it reads."""
-    from preprocess.volumes.nibabel_loader import nibabel
-
-    nib = nibabel()
+def _nibabel_header(path: Path) -> HeaderPlan:
+    """nibabel's reading plan of the header: what its image proxy would read."""
+    import nibabel as nib
 
     try:
         image = nib.load(str(path))
         dtype = np.dtype(image.header.get_data_dtype())
         _check_dtype(path, dtype, f"{dtype} ({image.header.get_value_label('datatype')})")
         proxy = image.dataobj  # nibabel's own reading plan: offset, dtype, shape, order, scaling (1, 0 if none)
-        return nifti1.HeaderPlan(
+        return HeaderPlan(
             shape=tuple(int(n) for n in proxy.shape),
             dtype=np.dtype(proxy.dtype),
             offset=int(proxy.offset),
@@ -168,7 +187,7 @@ def _nibabel_header(path: Path) -> nifti1.HeaderPlan:
         )
     except RawDataError:
         raise
-    except Exception as exc:  # nibabel raises many types for a damaged header
+    except Exception as exc:  # nibabel raises many types for a damaged header (OverflowError for vox_offset inf)
         raise RawDataError(
             f"{path}: unreadable NIfTI header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
         ) from None
@@ -182,12 +201,17 @@ def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
     try:
         opener = igzip.open if path.name.lower().endswith(".gz") else open
         with opener(path, "rb") as handle:
-            handle.seek(header.offset) if opener is open else handle.read(header.offset)
-            raw = handle.read(size)
+            reached = handle.seek(header.offset)  # in a gzip stream: inflated and dropped, never held
+            raw = handle.read(size) if reached == header.offset else b""
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise RawDataError(
             f"{path}: cannot decompress ({exc}); the file is truncated or corrupt, download it again"
         ) from None
+    if reached < header.offset:
+        raise RawDataError(
+            f"{path}: its header puts the voxels at byte {header.offset}, the file holds {reached} bytes; the "
+            "header is corrupt or the file truncated, download it again"
+        )
     if len(raw) < size:
         raise RawDataError(
             f"{path}: holds {len(raw)} voxel bytes, its header promises {size} "
@@ -200,9 +224,7 @@ def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
 def read_nifti_canonical(path: Path, limits: Limits | None = None) -> Volume:
     """nibabel's closest canonical (RAS) image as float32 (`get_fdata(dtype=float32)`), NaN/inf -> 0, a
     singleton 4th axis dropped; header scaling is already in the values."""
-    from preprocess.volumes.nibabel_loader import nibabel
-
-    nib = nibabel()
+    import nibabel as nib
 
     _nifti_header(path, limits or Limits())
     try:
@@ -240,26 +262,57 @@ _NRRD_TYPES = {
 }
 
 
+HEADER_LIMIT = 1 << 16  # an NRRD header longer than this is not one (attached data read as lines)
+
+
+class _Lines:
+    """The lines of a header block for pynrrd's read_header, counting the bytes it takes (the header's length:
+    pynrrd stops after the blank line that ends it) and whether it met that blank line."""
+
+    def __init__(self, lines: list[bytes]):
+        self.lines, self.taken, self.ended = iter(lines), 0, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        line = next(self.lines)
+        self.taken += len(line)
+        self.ended = self.taken > len(line) and not line.strip()
+        return line
+
+
 def nrrd_header(path: Path) -> tuple[dict, int]:
-    """The NRRD header fields (keys lower-case, 'datafile' spelled 'data file') and its length in bytes."""
+    """The NRRD header fields as pynrrd reads them (keys lower-case, 'datafile' spelled 'data file') and the
+    header's length in bytes. A detached header may end at the end of its file; CRLF line ends are fine."""
+    import nrrd
+
     try:
         with open(path, "rb") as handle:
-            head = handle.read(1 << 16)
+            head = handle.read(HEADER_LIMIT + 1)
     except OSError as exc:
         raise RawDataError(f"{path}: cannot read ({exc.strerror}); check the file's permissions") from None
     if not head.startswith(b"NRRD"):
         raise RawDataError(f"{path}: unreadable NRRD (no NRRD magic); the file is corrupt, download it again")
-    end = head.find(b"\n\n")
-    if end < 0:
-        raise RawDataError(f"{path}: unreadable NRRD (no end of header in its first 64 KiB); the file is corrupt")
-    fields = {}
-    for line in head[:end].decode("latin-1").splitlines()[1:]:
-        if line.startswith("#") or ":" not in line:
-            continue
-        key, _, value = line.partition(":=" if ":=" in line else ":")
-        key = key.strip().lower()
-        fields["data file" if key == "datafile" else key] = value.strip()
-    return fields, end + 2
+    whole = len(head) <= HEADER_LIMIT  # the block is the whole file: its last line needs no line end
+    lines = head[:HEADER_LIMIT].splitlines(keepends=True)
+    if not whole and lines and not lines[-1].endswith(b"\n"):
+        lines.pop()  # cut by the block's end
+    reader = _Lines(lines)
+    try:
+        fields = nrrd.read_header(reader)
+    except Exception as exc:  # pynrrd raises NRRDError, and ValueError or others for a line of another shape
+        raise RawDataError(
+            f"{path}: unreadable NRRD header ({type(exc).__name__}: {exc}); the file is corrupt, download it again"
+        ) from None
+    if not (reader.ended or whole):
+        raise RawDataError(
+            f"{path}: unreadable NRRD (no end of header in its first {HEADER_LIMIT // 1024} KiB); the file is corrupt"
+        )
+    named = {key.strip().lower(): value for key, value in fields.items()}
+    if "datafile" in named:
+        named["data file"] = named.pop("datafile")
+    return named, reader.taken
 
 
 def _nrrd_data_file(path: Path, value: str, limits: Limits) -> Path:
@@ -279,13 +332,12 @@ def _nrrd_data_file(path: Path, value: str, limits: Limits) -> Path:
 def _check_nrrd(path: Path, limits: Limits) -> None:
     """Type, voxel count, attached data size and detached data place, from the header alone."""
     fields, header_bytes = nrrd_header(path)
-    kind = _NRRD_TYPES.get(fields.get("type", "").lower())
+    kind = _NRRD_TYPES.get(str(fields.get("type", "")).lower())
     if kind is None:
         raise RawDataError(f"{path}: voxel type {fields.get('type')!r} is not supported (gray integer or float only)")
-    try:
-        shape = [int(n) for n in fields["sizes"].split()]
-    except (KeyError, ValueError):
-        raise RawDataError(f"{path}: unreadable NRRD (sizes {fields.get('sizes')!r}); the file is corrupt") from None
+    if "sizes" not in fields:
+        raise RawDataError(f"{path}: unreadable NRRD (no sizes field); the file is corrupt, download it again")
+    shape = [int(n) for n in np.atleast_1d(fields["sizes"])]
     count = _check_count(path, shape, limits)
     data = _nrrd_data_file(path, fields["data file"], limits) if "data file" in fields else None
     if fields.get("encoding", "raw").lower() == "raw":
@@ -295,7 +347,7 @@ def _check_nrrd(path: Path, limits: Limits) -> None:
         if available is not None and available < count * np.dtype(kind).itemsize:
             raise RawDataError(
                 f"{path}: {available} data bytes, its header promises {count * np.dtype(kind).itemsize} "
-                f"(sizes {fields['sizes']}, {fields['type']}); the file is truncated, download it again"
+                f"(sizes {' '.join(map(str, shape))}, {fields['type']}); the file is truncated, download it again"
             )
 
 

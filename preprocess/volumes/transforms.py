@@ -195,9 +195,7 @@ def cbct_to_uint8(plane32: np.ndarray, low: float, high: float) -> np.ndarray:
 
 def to_canonical(data: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, tuple[float, float, float]]:
     """Reorder and flip voxel axes so that they run R, A, S (nibabel's closest canonical); return spacing."""
-    from preprocess.volumes.nibabel_loader import nibabel
-
-    nib = nibabel()
+    import nibabel as nib
 
     orientation = nib.orientations.io_orientation(affine)
     canonical = nib.orientations.apply_orientation(data, orientation)
