@@ -347,6 +347,47 @@ def _write_validation_report(path: Path, states: dict, all_reports) -> None:
     atomic_write_json(path, {"subsets": states, "files": files})
 
 
+def cmd_attest(args) -> int:
+    """Write the pixel fingerprints of a tree, or compare them with another lab's (preprocess/attest.py)."""
+    from preprocess import attest
+
+    target = Path(args.target) if args.target else None
+    if args.compare is None:
+        if args.out is None:
+            raise PreprocessError("attest needs --out FILE (where to write the fingerprints), or --compare THEIRS")
+        return 0 if _attest_tree(args, target, Path(args.out)) else 1
+    mine = target
+    if target is None or target.is_dir():  # a tree: fingerprinted now, into --out or the results folder
+        mine = Path(args.out) if args.out else args.results / "attest" / "mine.tsv"
+        _attest_tree(args, target, mine)
+    found, headers = attest.compare(Path(args.compare), mine)
+    if args.json:
+        print(json.dumps(attest.comparison_json(found, headers), indent=2))
+    else:
+        print(attest.comparison_text(found, headers, args.limit))
+    return 1 if attest.differs(found) else 0
+
+
+def _attest_tree(args, data_basedir: Path | None, out: Path):
+    from preprocess import attest
+    from preprocess.progress import terminal_stream
+
+    args.data_basedir = str(data_basedir) if data_basedir is not None else None
+    settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
+    registry = settings.registry()
+    raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
+    chosen = [_subset(registry, name) for name in args.subset] if args.subset else registry.select(settings.subsets)
+    found = attest.attest(
+        registry, chosen, settings.data_basedir, out, raw_root=raw_root, settings=settings, workers=args.workers,
+        log=lambda line: print(line, file=sys.stderr), progress_interval=settings.progress_interval,
+        bar_stream=terminal_stream(),
+    )  # fmt: skip
+    if not found.subsets:
+        raise PreprocessError(f"no built image subset under {settings.data_basedir}: nothing to attest")
+    print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
+    return found
+
+
 def cmd_slice(args) -> int:
     """One volume file to PNG slices, outside any subset: for looking at what a file holds."""
     from preprocess.fsutil import atomic_write_bytes
@@ -570,6 +611,20 @@ def _args_validate(p) -> None:
     p.add_argument("--report", help="write the JSON report (every failing path with its reason) here")
 
 
+def _args_attest(p) -> None:
+    p.add_argument(
+        "target", nargs="?", metavar="DATA_BASEDIR | MINE", help="the tree (default: the config's), or with "
+        "--compare a fingerprint file of yours",
+    )  # fmt: skip
+    _data_options(p, basedir_positional=True)
+    p.add_argument("--out", help="the fingerprint file to write")
+    p.add_argument("--compare", metavar="THEIRS", help="fingerprint file to compare with (exit 1 on any difference)")
+    p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
+    p.add_argument("--limit", type=int, default=20, help="differing paths listed per kind (default 20)")
+    p.add_argument("--json", action="store_true", help="the comparison as JSON, every differing path")
+
+
 def _args_slice(p) -> None:
     p.add_argument("file", help=".nii, .nii.gz, .nrrd or .npy")
     p.add_argument("out", help="folder for the PNGs")
@@ -609,6 +664,7 @@ COMMANDS = {
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
     "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
+    "attest": ("pixel fingerprints of the built tree, or --compare them with another's", cmd_attest, _args_attest),
     "slice": ("slice one volume file into PNGs (debugging one volume)", cmd_slice, _args_slice),
     "status": ("one line per subset: built, not built and why, failed; what next", cmd_status, _args_status),
     "eval-config": (

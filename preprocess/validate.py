@@ -115,7 +115,7 @@ class PathChecker:
         return difflib.get_close_matches(full.name, self._listings[folder], n=3, cutoff=0.6)
 
 
-def _load_records(path: Path, jsonl: bool):
+def load_records(path: Path, jsonl: bool):
     """Records of a task file, or raise ValueError naming the problem."""
     text = path.read_text(encoding="utf-8-sig")
     if jsonl:
@@ -158,7 +158,7 @@ def validate_file(
     not_built, not as a failure."""
     report = JsonReport(shown_name or str(path), subset)
     try:
-        rows = _load_records(path, jsonl)
+        rows = load_records(path, jsonl)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
         return report
