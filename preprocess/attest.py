@@ -376,6 +376,7 @@ class Header:
     tree: str
     subsets: dict[str, str]  # key -> digest
     decoder: str
+    images: dict[str, int] = field(default_factory=dict)  # key -> images listed
 
 
 def read_header(path: Path) -> Header:
@@ -428,8 +429,9 @@ def _header(path: Path, handle) -> tuple[Header, int]:
             header.decoder = fields[1]
         elif fields[0] == "# tree" and len(fields) == 3:
             header.tree = fields[1]
-        elif fields[0] == "# subset" and len(fields) == 4:
+        elif fields[0] == "# subset" and len(fields) == 4 and fields[3].isdigit():
             header.subsets[fields[1]] = fields[2]
+            header.images[fields[1]] = int(fields[3])
         elif tuple(fields) == COLUMNS:
             return header, number
         elif not raw.startswith("#"):
@@ -547,13 +549,27 @@ def comparison_json(comparisons: list[SubsetComparison], headers: tuple[Header, 
 # --- published digests ---------------------------------------------------------------------------------
 
 
-def published_state(subset: Subset, header: Header | None) -> str:
-    """For `status`: does the subset's attested digest match the one its registry entry publishes?"""
-    if subset.fingerprint is None:
-        return ""
-    if header is None:
-        return "not attested"
-    attested = header.subsets.get(subset.key)
-    if attested is None:
-        return "not attested"
-    return "matches published" if attested == subset.fingerprint else "differs from published"
+def front_digests(path: Path) -> dict:
+    """The tree digest and each subset's digest and image count, as the build's front page shows them."""
+    header = read_header(path)
+    subsets = [{"subset": k, "digest": d, "images": header.images[k]} for k, d in sorted(header.subsets.items())]
+    return {"file": str(path), "tree": header.tree, "decoder": header.decoder, "subsets": subsets}
+
+
+def published_states(registry: Registry, fingerprints: Path) -> dict[str, str]:
+    """For `status`: per subset whose registry entry publishes a fingerprint, whether the build's fingerprint
+    file (written by the workflow) holds the same digest for it."""
+    keys = [s for s in registry.subsets if s.fingerprint is not None]
+    if not keys:
+        return {}
+    header = read_header(fingerprints) if fingerprints.is_file() else None
+    attested = header.subsets if header is not None else {}
+    states = {}
+    for subset in keys:
+        if subset.key not in attested:
+            states[subset.key] = f"not attested (no entry in {fingerprints})"
+        elif attested[subset.key] == subset.fingerprint:
+            states[subset.key] = "matches published"
+        else:
+            states[subset.key] = "differs from published"
+    return states

@@ -431,7 +431,7 @@ def cmd_slice(args) -> int:
 def cmd_status(args) -> int:
     """One line per subset: its test split (built, not built and why, failed or partially valid, with what to
     do next) and its train split (the Train_Data paths it resolves), apart."""
-    from preprocess import splits, steps, tables, validate
+    from preprocess import attest, layout, splits, steps, tables, validate
     from preprocess.plan import plan_subsets
 
     settings = _settings(args, require_raw=False, basedir="read")
@@ -441,6 +441,7 @@ def cmd_status(args) -> int:
         checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings)}
     rows, counts = [], {}
+    published = attest.published_states(registry, args.results / layout.FINGERPRINTS)
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
         train = splits.wanted(settings, subset) == splits.ALL
@@ -455,19 +456,22 @@ def cmd_status(args) -> int:
         label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         trains = [r for r in found if r.file.startswith("Train_Data/")]
-        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train)])
+        fingerprint = published.get(subset.key, "") if state in ("ok", "failed") else ""
+        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train), fingerprint])
     failed = any(r[1] in ("failed", "partially valid") or r[5] == "failed" for r in rows)
     parts = _part_files(settings.data_basedir)
     if args.json:
         keys = ["subset", "state", "paths_ok", "paths", "next_step", "train_state", "train_paths_ok", "train_paths"]
-        found = {"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}
+        found = {"subsets": [dict(zip([*keys, "fingerprint"], r, strict=True)) for r in rows], "counts": counts}
         print(json.dumps({**found, "part_files": [str(p) for p in parts]}, indent=2))
         return 1 if failed else 0
     table = [
         [key, label[:60], f"{ok}/{paths}" if paths else "-", train_label, f"{t_ok}/{t_paths}" if t_paths else "-", step]
-        for key, label, ok, paths, step, train_label, t_ok, t_paths in rows
+        + ([fingerprint] if published else [])
+        for key, label, ok, paths, step, train_label, t_ok, t_paths, fingerprint in rows
     ]
-    print(tables.render(["subset", "test", "paths ok", "train", "train paths ok", "next step"], table))
+    headers = ["subset", "test", "paths ok", "train", "train paths ok", "next step"]
+    print(tables.render(headers + (["fingerprint"] if published else []), table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
     if parts:
         print(
