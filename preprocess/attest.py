@@ -539,10 +539,7 @@ def comparison_json(comparisons: list[SubsetComparison], headers: tuple[Header, 
         "equal": not differs(comparisons),
         "tree": {"theirs": headers[0].tree, "mine": headers[1].tree},
         "decoder": {"theirs": headers[0].decoder, "mine": headers[1].decoder},
-        "subsets": [
-            {"subset": c.subset, "verdict": c.verdict, **c.counts, **{k: v for k, v in c.paths.items()}}
-            for c in comparisons
-        ],
+        "subsets": [{"subset": c.subset, "verdict": c.verdict, "counts": c.counts, **c.paths} for c in comparisons],
     }
 
 

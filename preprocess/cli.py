@@ -359,7 +359,7 @@ def cmd_attest(args) -> int:
     mine = target
     if target is None or target.is_dir():  # a tree: fingerprinted now, into --out or the results folder
         mine = Path(args.out) if args.out else args.results / "attest" / "mine.tsv"
-        _attest_tree(args, target, mine)
+        _attest_tree(args, target, mine, report=sys.stderr)  # standard output holds the comparison alone
     found, headers = attest.compare(Path(args.compare), mine)
     if args.json:
         print(json.dumps(attest.comparison_json(found, headers), indent=2))
@@ -368,7 +368,7 @@ def cmd_attest(args) -> int:
     return 1 if attest.differs(found) else 0
 
 
-def _attest_tree(args, data_basedir: Path | None, out: Path):
+def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):
     from preprocess import attest
     from preprocess.progress import terminal_stream
 
@@ -384,7 +384,7 @@ def _attest_tree(args, data_basedir: Path | None, out: Path):
     )  # fmt: skip
     if not found.subsets:
         raise PreprocessError(f"no built image subset under {settings.data_basedir}: nothing to attest")
-    print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
+    print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}", file=report)
     return found
 
 
@@ -621,7 +621,9 @@ def _args_attest(p) -> None:
         "--compare a fingerprint file of yours",
     )  # fmt: skip
     _data_options(p, basedir_positional=True)
-    p.add_argument("--out", help="the fingerprint file to write")
+    p.add_argument(
+        "--out", help="the fingerprint file to write (with --compare and a tree: default RESULTS/attest/mine.tsv)"
+    )
     p.add_argument("--compare", metavar="THEIRS", help="fingerprint file to compare with (exit 1 on any difference)")
     p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
     p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
