@@ -21,7 +21,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from conftest import REPO, demo_config_file, demo_settings
+from conftest import REPO, demo_config_file, demo_settings, demo_values
 from preprocess import steps
 from preprocess.plan import BUILD, plan_subsets
 
@@ -320,3 +320,30 @@ def test_a_bad_published_fingerprint_is_named(built, tmp_path, subsets, message)
     done = _cli("status", built / "DATA_BASEDIR", "--config", config, "--results", tmp_path / "r")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert message in done.stderr
+
+
+# --- the workflow ------------------------------------------------------------------------------------
+
+
+def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_digests(tmp_path, demo):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text(encoding="utf-8"))
+    user = workdir / "user.yaml"
+    user.write_text(yaml.safe_dump(demo_values(demo, subsets=["2D_Task/APTOS", "2D_Task/MIMIC-CXR-T"])))
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    done = subprocess.run([*command, "--configfile", str(user), "--cores", "2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    written = workdir / "results" / "fingerprints.tsv"
+    assert "attest: " in (workdir / "logs" / "attest.log").read_text(encoding="utf-8")
+    by_cli = tmp_path / "cli.tsv"
+    assert _attest(demo, by_cli, tmp_path, "--subset", "APTOS", "MIMIC-CXR-T").returncode == 0
+    assert written.read_bytes() == by_cli.read_bytes()
+    header = [line.split("\t") for line in written.read_text(encoding="utf-8").splitlines() if line.startswith("# ")]
+    subsets = {fields[1]: fields[2] for fields in header if fields[0] == "# subset"}
+    assert sorted(subsets) == ["2D_Task/APTOS", "2D_Task/MIMIC-CXR-T"]
+    front = (workdir / "results" / "report" / "front.html").read_text(encoding="utf-8")
+    tree = next(fields[1] for fields in header if fields[0] == "# tree")
+    assert f'<code data-fingerprint="tree">{tree}</code>' in front
+    for subset, digest in subsets.items():
+        assert f"<td>{subset}</td>" in front and f"<code>{digest}</code>" in front
