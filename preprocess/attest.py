@@ -30,18 +30,25 @@ libraries that decoded the images; the versions are not digested.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import posixpath
+import stat
 import sys
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from preprocess import layout, records, splits
 from preprocess.errors import PreprocessError, UnsafePathError
-from preprocess.fsutil import file_digest, is_within, safe_relative
+from preprocess.fsutil import file_digest, safe_relative
+from preprocess.imagecheck import Image  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
 from preprocess.registry import Registry, Subset
 
 FORMAT = "# MedHEB-Bench pixel fingerprints, format 1"
@@ -52,6 +59,7 @@ PRESENT = (OK, UNDECODABLE)  # a file is there; missing and unsafe paths hold no
 NONE = "-"
 CHUNK = 32  # paths a worker takes at a time
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_ESCAPE_TABLE = str.maketrans(_ESCAPES)
 # A name from JSON may hold a lone surrogate (no file can have it: it is listed as missing): written as \udxxx
 ENCODING_ERRORS = "backslashreplace"
 
@@ -92,7 +100,7 @@ class Entry:
 
 def _escape(text: str) -> str:
     """A name from a task file may hold a tab or a newline: written escaped, so a line stays one entry."""
-    return "".join(_ESCAPES.get(char, char) for char in text)
+    return text.translate(_ESCAPE_TABLE)
 
 
 def _unescape(text: str) -> str:
@@ -107,6 +115,10 @@ def _unescape(text: str) -> str:
 
 # --- decoding (runs in the worker processes) -------------------------------------------------------------
 
+# Modes whose raw bytes (Image.tobytes) are the NumPy array's bytes: (dtype, bands). Other modes go through
+# NumPy (a bilevel "1" image is packed in its raw bytes, a float one is in the machine's byte order).
+_RAW_MODES = {"L": ("uint8", 1), "LA": ("uint8", 2), "RGB": ("uint8", 3), "RGBA": ("uint8", 4), "I;16": ("uint16", 1)}
+
 
 def decoder_versions() -> str:
     import numpy
@@ -115,15 +127,8 @@ def decoder_versions() -> str:
     return f"Pillow {PIL.__version__}, numpy {numpy.__version__}"
 
 
-def pixel_fingerprint(path: Path) -> tuple[str, str, str, str]:
+def pixel_fingerprint(path: str) -> tuple[str, str, str, str]:
     """(mode, dtype, shape, sha256) of the decoded image; raises OSError or ValueError when it does not decode."""
-    import warnings
-
-    import numpy as np
-    from PIL import Image
-
-    from preprocess import imagecheck  # noqa: F401 - sets Pillow's pixel limit (a decompression bomb is refused)
-
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         with Image.open(path) as image:
@@ -131,14 +136,19 @@ def pixel_fingerprint(path: Path) -> tuple[str, str, str, str]:
             mode = image.mode
             if mode in ("P", "PA"):  # the indices mean nothing without the palette: hash the colours shown
                 image = image.convert("RGBA" if mode == "PA" or "transparency" in image.info else "RGB")
-            pixels = np.asarray(image)
-    if pixels.dtype.byteorder == ">" or (pixels.dtype.byteorder == "=" and sys.byteorder == "big"):
-        pixels = pixels.astype(pixels.dtype.newbyteorder("<"))
-    pixels = np.ascontiguousarray(pixels)
-    shape = "x".join(str(n) for n in pixels.shape)
-    digest = hashlib.sha256(f"{mode} {pixels.dtype.name} {shape}\n".encode("ascii"))
-    digest.update(memoryview(pixels).cast("B"))
-    return mode, pixels.dtype.name, shape, digest.hexdigest()
+            if image.mode in _RAW_MODES:
+                dtype, bands = _RAW_MODES[image.mode]
+                shape = (image.height, image.width) + ((bands,) if bands > 1 else ())
+                data = image.tobytes()
+            else:
+                pixels = np.ascontiguousarray(np.asarray(image))
+                if pixels.dtype.byteorder == ">" or (pixels.dtype.byteorder == "=" and sys.byteorder == "big"):
+                    pixels = pixels.astype(pixels.dtype.newbyteorder("<"))
+                dtype, shape, data = pixels.dtype.name, pixels.shape, memoryview(pixels).cast("B")
+    shape_text = "x".join(str(n) for n in shape)
+    digest = hashlib.sha256(f"{mode} {dtype} {shape_text}\n".encode("ascii"))
+    digest.update(data)
+    return mode, dtype, shape_text, digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -148,23 +158,36 @@ class Job:
     subset: str
     path: str  # relative to DATA_BASEDIR, as named
     full: str  # absolute, before links are followed ('' when the name is unsafe)
-    allowed: tuple[str, ...]
+    allowed: tuple[str, ...]  # real paths
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    """The real path of a folder (images share folders: one resolution each, not one per image)."""
+    return os.path.realpath(folder)
 
 
 def fingerprint_job(job: Job) -> Entry:
     if not job.full:
         return Entry(job.subset, job.path, UNSAFE)
-    if not os.path.lexists(job.full):
-        return Entry(job.subset, job.path, MISSING)
-    real = os.path.realpath(job.full)
-    if not is_within(Path(real), [Path(a) for a in job.allowed]):
+    try:
+        info = os.lstat(job.full)
+        if stat.S_ISLNK(info.st_mode):
+            real = os.path.realpath(job.full)
+            info = os.stat(real)
+        else:
+            folder, name = os.path.split(job.full)
+            real = os.path.join(_real_folder(folder), name)
+    except (FileNotFoundError, NotADirectoryError):
+        return Entry(job.subset, job.path, MISSING)  # no such file, or a broken link
+    except OSError:  # no permission to look: nothing to hash
+        return Entry(job.subset, job.path, UNDECODABLE)
+    if not any(real == root or real.startswith(root + os.sep) for root in job.allowed):
         return Entry(job.subset, job.path, UNSAFE)
-    if not os.path.exists(real):
-        return Entry(job.subset, job.path, MISSING)  # a broken link
-    if not os.path.isfile(real):
+    if not stat.S_ISREG(info.st_mode):
         return Entry(job.subset, job.path, UNDECODABLE)
     try:
-        return Entry(job.subset, job.path, OK, *pixel_fingerprint(Path(real)))
+        return Entry(job.subset, job.path, OK, *pixel_fingerprint(real))
     except Exception:  # any decoder failure means the same here: these bytes are no image
         try:
             file_hash = file_digest(Path(real), "sha256")
@@ -226,6 +249,7 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             named.unreadable_files.append(f"{path.relative_to(data_basedir)}: {exc}")
             continue
+        root_name, seen = root.relative_to(data_basedir).as_posix(), set()
         for index, row in enumerate(rows):
             problems = records.train_record_problems(row) if jsonl else records.task_record_problems(row, parser)
             if problems:
@@ -233,20 +257,22 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
                 continue
             refs = records.train_record_images(index, row) if jsonl else records.task_record_images(index, row, parser)
             for ref in refs:
-                job = _job(subset.key, data_basedir, root, ref.path, allowed)
-                named.jobs.setdefault(job.path, job)
+                if ref.path not in seen:  # records repeat their images
+                    seen.add(ref.path)
+                    job = _job(subset.key, str(data_basedir), root_name, ref.path, allowed)
+                    named.jobs.setdefault(job.path, job)
     return named
 
 
-def _job(subset_key: str, data_basedir: Path, root: Path, path_text: str, allowed: tuple[str, ...]) -> Job:
-    root_name = root.relative_to(data_basedir).as_posix()
+def _job(subset_key: str, data_basedir: str, root_name: str, path_text: str, allowed: tuple[str, ...]) -> Job:
+    """The image a record names, relative to DATA_BASEDIR (`root_name`: its image root, '.' for Train_Data)."""
     try:
-        relative = safe_relative(path_text, "image path")
+        safe_relative(path_text, "image path")
     except UnsafePathError:
         shown = path_text if root_name == "." else f"{root_name}/{path_text}"
         return Job(subset_key, shown, "", allowed)
-    name = os.path.normpath(f"{root_name}/{relative.as_posix()}").replace(os.sep, "/")
-    return Job(subset_key, name, str(data_basedir / name), allowed)
+    name = posixpath.normpath(f"{root_name}/{path_text}")  # stays below the root: safe_relative checked it
+    return Job(subset_key, name, f"{data_basedir}/{name}", allowed)
 
 
 # --- writing -----------------------------------------------------------------------------------------
