@@ -40,12 +40,13 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from preprocess import layout, records, splits
+from preprocess import layout, records, splits, validate
 from preprocess.errors import PreprocessError, UnsafePathError
 from preprocess.fsutil import file_digest, safe_relative
 from preprocess.imagecheck import Image  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
@@ -227,8 +228,6 @@ def built_subsets(registry: Registry, subsets, data_basedir: Path) -> list[Subse
 
 def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_root: Path | None, train: bool) -> Named:
     """Every image path the subset's task files (and, with `train`, its Train_Data files) name, each once."""
-    from preprocess import validate
-
     data_basedir = Path(os.path.abspath(data_basedir))
     links = [os.path.realpath(r) for r in validate.extra_roots(registry, subset, raw_root)]
     task_folder = layout.task_dir(data_basedir, subset)
@@ -354,14 +353,20 @@ def _fingerprint_all(jobs: list[Job], workers: int) -> Iterator[Entry]:
         yield from map(fingerprint_job, jobs)
         return
     chunks = (jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        window: deque = deque()
-        for chunk in chunks:
-            window.append(pool.submit(_fingerprint_chunk, chunk))
-            if len(window) >= 4 * workers:
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            window: deque = deque()
+            for chunk in chunks:
+                window.append(pool.submit(_fingerprint_chunk, chunk))
+                if len(window) >= 4 * workers:
+                    yield from window.popleft().result()
+            while window:
                 yield from window.popleft().result()
-        while window:
-            yield from window.popleft().result()
+    except BrokenProcessPool:
+        raise PreprocessError(
+            "attest: a worker process stopped without its results (killed, or out of memory); run again, with "
+            "fewer --workers if memory ran out (nothing was written)"
+        ) from None
 
 
 def _write_with_header(out: Path, body: Path, found: Attestation) -> None:
