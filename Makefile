@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo test slurm-test lint clean-demo chromium screenshots
+.PHONY: demo demo-fingerprints test slurm-test lint clean-demo chromium screenshots
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ $(VENV)/.reference: tests/requirements-reference.txt $(BIN)/snakemake
 demo: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo
 	$(BIN)/snakemake --cores $(CORES)
+
+# The demo's pixel fingerprints, committed as the fixture tests/test_attest.py compares every demo build with:
+# after a reviewed change to demo pixels, run this and commit the file.
+demo-fingerprints: demo
+	cp results/fingerprints.tsv tests/data/demo-fingerprints.tsv
 
 test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest

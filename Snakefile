@@ -1,5 +1,5 @@
 # MedHEB-Bench: raw upstream downloads -> the canonical DATA_BASEDIR tree, validated.
-# Stages: check each raw source -> plan what can be built -> convert -> validate every task JSON.
+# Stages: check each raw source -> plan what can be built -> convert -> validate every task JSON -> attest.
 
 
 from snakemake.utils import min_version, validate
@@ -22,6 +22,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/check.smk"
 include: "workflow/rules/convert.smk"
 include: "workflow/rules/validate.smk"
+include: "workflow/rules/attest.smk"
 
 
 report: "workflow/report/workflow.rst"
@@ -33,6 +34,7 @@ rule all:
         str(RESULTS / layout.SUMMARY_TEXT),
         "results/validation/summary.html",
         str(RESULTS / layout.PASSED),
+        str(RESULTS / layout.FINGERPRINTS),
         "results/check/sources.html",
         expand(str(RESULTS / layout.EVAL_CONFIG), group=GROUPS),
         planned_contact_sheets,

@@ -349,6 +349,48 @@ def _write_validation_report(path: Path, states: dict, all_reports) -> None:
     atomic_write_json(path, {"subsets": states, "files": files})
 
 
+def cmd_attest(args) -> int:
+    """Write the pixel fingerprints of a tree, or compare them with another lab's (preprocess/attest.py)."""
+    from preprocess import attest
+
+    target = Path(args.target) if args.target else None
+    if args.compare is None:
+        if args.out is None:
+            raise PreprocessError("attest needs --out FILE (where to write the fingerprints), or --compare THEIRS")
+        _attest_tree(args, target, Path(args.out))
+        return 0
+    mine = target
+    if target is None or target.is_dir():  # a tree: fingerprinted now, into --out or the results folder
+        mine = Path(args.out) if args.out else args.results / "attest" / "mine.tsv"
+        _attest_tree(args, target, mine, report=sys.stderr)  # standard output holds the comparison alone
+    found, headers = attest.compare(Path(args.compare), mine)
+    if args.json:
+        print(json.dumps(attest.comparison_json(found, headers), indent=2))
+    else:
+        print(attest.comparison_text(found, headers, args.limit))
+    return 1 if attest.differs(found) else 0
+
+
+def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):
+    from preprocess import attest
+    from preprocess.progress import terminal_stream
+
+    args.data_basedir = str(data_basedir) if data_basedir is not None else None
+    settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
+    registry = settings.registry()
+    raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
+    chosen = [_subset(registry, name) for name in args.subset] if args.subset else registry.select(settings.subsets)
+    found = attest.attest(
+        registry, chosen, settings.data_basedir, out, raw_root=raw_root, settings=settings, workers=args.workers,
+        log=lambda line: print(line, file=sys.stderr), progress_interval=settings.progress_interval,
+        bar_stream=terminal_stream(),
+    )  # fmt: skip
+    if not found.subsets:
+        raise PreprocessError(f"no built image subset under {settings.data_basedir}: nothing to attest")
+    print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}", file=report)
+    return found
+
+
 def cmd_slice(args) -> int:
     """One volume file to PNG slices, outside any subset: for looking at what a file holds."""
     from preprocess.fsutil import atomic_write_bytes
@@ -392,7 +434,7 @@ def cmd_slice(args) -> int:
 def cmd_status(args) -> int:
     """One line per subset: its test split (built, not built and why, failed or partially valid, with what to
     do next) and its train split (the Train_Data paths it resolves), apart."""
-    from preprocess import splits, steps, tables, validate
+    from preprocess import attest, layout, splits, steps, tables, validate
     from preprocess.plan import plan_subsets
 
     settings = _settings(args, require_raw=False, basedir="read")
@@ -402,6 +444,7 @@ def cmd_status(args) -> int:
         checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings)}
     rows, counts = [], {}
+    published = attest.published_states(registry, args.results / layout.FINGERPRINTS)
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
         train = splits.wanted(settings, subset) == splits.ALL
@@ -417,23 +460,24 @@ def cmd_status(args) -> int:
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         trains = [r for r in found if r.file.startswith("Train_Data/")]
         no_rule = sum(len(r.unproduced) for r in trains) if manifests else None  # known from the manifests only
-        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train), no_rule])
+        fingerprint = published.get(subset.key, "") if state in ("ok", "failed") else ""
+        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train), no_rule, fingerprint])
     failed = any(r[1] in ("failed", "partially valid") or r[5] == "failed" for r in rows)
     parts = _part_files(settings.data_basedir)
     if args.json:
         # train_paths_no_rule: named, absent, and in no manifest of the results folder (None: no manifests)
         keys = ["subset", "state", "paths_ok", "paths", "next_step", "train_state", "train_paths_ok", "train_paths",
-                "train_paths_no_rule"]  # fmt: skip
+                "train_paths_no_rule", "fingerprint"]  # fmt: skip
         found = {"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}
         print(json.dumps({**found, "part_files": [str(p) for p in parts]}, indent=2))
         return 1 if failed else 0
     table = [
         [key, label[:60], f"{ok}/{paths}" if paths else "-", train_label, f"{t_ok}/{t_paths}" if t_paths else "-",
-         "-" if no_rule is None else no_rule, step]
-        for key, label, ok, paths, step, train_label, t_ok, t_paths, no_rule in rows
+         "-" if no_rule is None else no_rule, step] + ([fingerprint] if published else [])
+        for key, label, ok, paths, step, train_label, t_ok, t_paths, no_rule, fingerprint in rows
     ]  # fmt: skip
     headers = ["subset", "test", "paths ok", "train", "train paths ok", "train paths no rule makes", "next step"]
-    print(tables.render(headers, table))
+    print(tables.render(headers + (["fingerprint"] if published else []), table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
     if parts:
         print(
@@ -578,6 +622,22 @@ def _args_validate(p) -> None:
     p.add_argument("--report", help="write the JSON report (every failing path with its reason) here")
 
 
+def _args_attest(p) -> None:
+    p.add_argument(
+        "target", nargs="?", metavar="DATA_BASEDIR | MINE", help="the tree (default: the config's), or with "
+        "--compare a fingerprint file of yours",
+    )  # fmt: skip
+    _data_options(p, basedir_positional=True)
+    p.add_argument(
+        "--out", help="the fingerprint file to write (with --compare and a tree: default RESULTS/attest/mine.tsv)"
+    )
+    p.add_argument("--compare", metavar="THEIRS", help="fingerprint file to compare with (exit 1 on any difference)")
+    p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
+    p.add_argument("--limit", type=int, default=20, help="differing paths listed per kind (default 20)")
+    p.add_argument("--json", action="store_true", help="the comparison as JSON, every differing path")
+
+
 def _args_slice(p) -> None:
     p.add_argument("file", help=".nii, .nii.gz, .nrrd or .npy")
     p.add_argument("out", help="folder for the PNGs")
@@ -617,6 +677,7 @@ COMMANDS = {
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
     "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
+    "attest": ("pixel fingerprints of the built tree, or --compare them with another's", cmd_attest, _args_attest),
     "slice": ("slice one volume file into PNGs (debugging one volume)", cmd_slice, _args_slice),
     "status": ("one line per subset: built, not built and why, failed; what next", cmd_status, _args_status),
     "eval-config": (

@@ -1,4 +1,5 @@
-"""The build's front page: counts, what was not built and why, every failing path, the date and the config.
+"""The build's front page: counts, what was not built and why, every failing path, the pixel fingerprints'
+digests, the date and the config.
 
 Written by the validation summary (also when validation fails), shown by Snakemake's report on its first page
 and kept as a standalone page under results/report/.
@@ -47,6 +48,7 @@ def page(summary: dict, plans, config: dict, date: str, standalone: bool) -> str
     parts += _failures(summary["failures"])
     parts += _not_built([p for p in plans if p.action == SKIP])
     parts += _bad_items(summary["skipped_items"])
+    parts += _fingerprints(summary.get("fingerprints"))
     parts += _links(standalone)
     config_text = yaml.safe_dump(config, sort_keys=False, default_flow_style=None) if config else "(none)\n"
     parts += ["<h3>Config of this build</h3>", f"<pre>{_e(config_text)}</pre>"]
@@ -119,6 +121,19 @@ def _bad_items(items: list[dict]) -> list[str]:
         return []
     rows = [[f"<code>{_e(i['item'])}</code>", _e(i["problem"][:200])] for i in items]
     return ["<h3>Bad raw items skipped</h3>", _table(["raw item", "problem"], rows)]
+
+
+def _fingerprints(found: dict | None) -> list[str]:
+    """The tree digest and each subset's (preprocess/attest.py): what a lab publishes and others compare."""
+    if not found:
+        return []
+    rows = [[_e(s["subset"]), _e(s["images"]), f"<code>{_e(s['digest'])}</code>"] for s in found["subsets"]]
+    note = (
+        f'<p>Tree digest <code data-fingerprint="tree">{_e(found["tree"])}</code> '
+        f"(decoded by {_e(found['decoder'])}). Every image: {_e(found['file'])}; compare with another build's "
+        "file: <code>python -m preprocess attest --compare THEIRS.tsv</code>.</p>"
+    )
+    return ["<h3>Pixel fingerprints</h3>", note + _table(["subset", "images", "digest"], rows)]
 
 
 def _links(standalone: bool) -> list[str]:

@@ -21,6 +21,7 @@ SUMMARY = "validation/summary.json"
 SUMMARY_TEXT = "validation/summary.txt"
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
+FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/attest.py)
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:

@@ -100,6 +100,7 @@ class Subset:
     image_root: str | None
     sources: tuple[SourceRef, ...]
     conversions: tuple[Conversion, ...]
+    fingerprint: str | None = None  # the published digest of its images (preprocess/attest.py), when known
 
     @property
     def key(self) -> str:
@@ -305,6 +306,7 @@ def _subset(raw: dict) -> Subset:
         image_root=image_root,
         sources=tuple(refs),
         conversions=tuple(conversions),
+        fingerprint=raw.get("fingerprint"),
     )
 
 
@@ -378,8 +380,9 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
 
 def _apply_overrides(document: dict, path: Path) -> None:
     data = _read_yaml(path)
-    if set(data) - {"sources"}:
-        raise RegistryError(f"{path}: an override file holds only a 'sources' mapping")
+    if set(data) - {"sources", "subsets"}:
+        raise RegistryError(f"{path}: an override file holds only a 'sources' and a 'subsets' mapping")
+    _override_fingerprints(document, path, data.get("subsets") or {})
     for source_id, fields in (data.get("sources") or {}).items():
         if source_id not in document["sources"]:
             raise RegistryError(f"{path}: unknown source {source_id!r}{did_you_mean(source_id, document['sources'])}")
@@ -410,3 +413,14 @@ def _check_references(registry: Registry) -> None:
     for path, key in registry.train_files.items():
         if key is not None and key not in keys:
             raise RegistryError(f"train.yaml lists {path} under {key!r}, which is no subset{did_you_mean(key, keys)}")
+
+
+def _override_fingerprints(document: dict, path: Path, subsets: dict) -> None:
+    """`subsets: {group/folder: {fingerprint: ...}}`: the digest a lab publishes for its build of a subset."""
+    entries = {f"{raw['group']}/{raw['folder']}": raw for raw in document["subsets"]}
+    for key, fields in subsets.items():
+        if key not in entries:
+            raise RegistryError(f"{path}: unknown subset {key!r}{did_you_mean(key, entries)} (use group/folder)")
+        if not isinstance(fields, dict) or set(fields) - {"fingerprint"}:
+            raise RegistryError(f"{path}: only 'fingerprint' can be overridden (subset {key!r})")
+        entries[key]["fingerprint"] = fields["fingerprint"]

@@ -54,7 +54,12 @@ def _validation_summary(smk, build):
         instructions=Path(smk.params.instructions),
         config=dict(smk.config),
         dashboard_out=Path(smk.output.dashboard),
+        fingerprints=Path(smk.input.fingerprints),
     )
+
+
+def _attest(smk, build):
+    build.attest(out=Path(smk.output[0]), workers=smk.threads)
 
 
 def _validation_passed(smk, build):
@@ -94,6 +99,7 @@ STEPS = {
     "validate_subset": _validate_subset,
     "validation_summary": _validation_summary,
     "validation_passed": _validation_passed,
+    "attest": _attest,
 }
 
 

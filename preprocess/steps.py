@@ -136,6 +136,7 @@ class Build:
         instructions: Path,
         config: dict | None = None,
         dashboard_out: Path | None = None,
+        fingerprints: Path | None = None,
     ) -> dict:
         """One validation table over every built subset, and the build's front page (counts, what was not
         built and why, every failing path). Never raises: a failed validation is written down first, and the
@@ -159,10 +160,26 @@ class Build:
             "front": reports.front_counts(plans, all_reports, bad_items),
             "config": config or {},
         }
+        if fingerprints is not None:  # the digests of the attested tree, for the front page
+            from preprocess.attest import front_digests
+
+            summary["fingerprints"] = front_digests(Path(fingerprints))
         atomic_write_json(json_out, summary)
         if dashboard_out is not None:
             reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
         return summary
+
+    def attest(self, *, out: Path, workers: int = 1):
+        """The pixel fingerprints of the selected subsets that are built (preprocess/attest.py)."""
+        from preprocess import attest
+
+        found = attest.attest(
+            self.registry, self.registry.select(self.settings.subsets), self.settings.data_basedir, Path(out),
+            raw_root=self.settings.raw_root, settings=self.settings, workers=workers,
+            progress_interval=self.settings.progress_interval,
+        )  # fmt: skip
+        print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
+        return found
 
     def eval_config(self, *, out: Path) -> dict[str, int]:
         """The evaluation's config files for the task files built under DATA_BASEDIR."""

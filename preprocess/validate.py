@@ -117,7 +117,7 @@ class PathChecker:
         return difflib.get_close_matches(full.name, self._listings[folder], n=3, cutoff=0.6)
 
 
-def _load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
+def load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
     """(number, record) of each record of a task file (its index; in a JSONL its 0-based line number, as
     trainlist numbers records), or raise ValueError naming the problem."""
     text = path.read_text(encoding="utf-8-sig")
@@ -165,7 +165,7 @@ def validate_file(
     the file, its unreadable records and its paths of no subset (no_subset) are its failures too."""
     report = JsonReport(shown_name or str(path), subset)
     try:
-        rows = _load_records(path, jsonl)
+        rows = load_records(path, jsonl)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         if answers:
             report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))

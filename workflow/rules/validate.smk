@@ -23,6 +23,7 @@ rule validation_summary:
     input:
         plan=RESULTS / layout.PLAN,
         reports=planned_reports,
+        fingerprints=str(RESULTS / layout.FINGERPRINTS),
     output:
         table=str(RESULTS / layout.SUMMARY_TEXT),
         json=str(RESULTS / layout.SUMMARY),
