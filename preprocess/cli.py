@@ -226,7 +226,7 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
-    from preprocess import reports  # here: it pulls in the validation code (Pillow), which convert does not need
+    from preprocess import releasenames, reports  # here: they pull in the validation code (Pillow)
 
     settings, registry, checks = _check(args)
     for source_id in checks:
@@ -239,6 +239,13 @@ def cmd_check(args) -> int:
     text = reports.instructions_text(registry, checks)
     if text and not args.quiet:
         print("\n" + text)
+    release = [
+        f"  {subset.key}: {line}"
+        for subset in registry.select(settings.subsets)
+        for line in releasenames.missing_for_build(registry, subset, settings)
+    ]
+    if release:
+        print("\nRelease files missing (they alone name the images of record-driven subsets):\n" + "\n".join(release))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
 
@@ -466,6 +473,7 @@ def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple
         return ("partially valid" if ok else "failed"), step
     if plan is not None and plan.action == "skip":
         step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
+        step = step or (plan.problems[0] if plan.problems else "")  # a release file: what to download
         return f"not built: {plan.reason}", step
     if state == "no task files":
         return "no task files", f"download the release's {subset.group}/{subset.folder}/"

@@ -87,9 +87,16 @@ def _matches(base: Path, pattern: str) -> int:
     return sum(1 for _ in globlib.iglob(os.path.join(escaped, pattern), recursive=True))
 
 
-def count_items(registry, raw_root: Path, subset, conversion, cost: Cost) -> int:
-    """Items of one conversion: the stored count, else the split counts of its npz archives, else the most
+def count_items(registry, raw_root: Path, subset, conversion, cost: Cost, data_basedir: Path | None = None) -> int:
+    """Items of one conversion: for a record-driven one the paths the release's records name (when
+    `data_basedir` holds them), else the stored count, else the split counts of its npz archives, else the most
     matches of one of its globs, else one per file it reads."""
+    if data_basedir is not None and "records" in conversion.params:
+        from preprocess import releasenames
+
+        named = releasenames.named_records(Path(data_basedir), registry, subset, conversion.params["records"])
+        if named:
+            return len({path for record in named for path in record.paths})
     if cost.items is not None:
         return cost.items
     specs = _specs(registry, subset, conversion)
@@ -130,7 +137,7 @@ def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] |
     if _named(settings, subset, conversion) is not None or conversion.split != "train":
         return _jobs(settings, subset, conversion, 0, Cost(0, 0, 0))
     cost = cost_of(registry, subset, conversion, costs or load_costs())
-    items = count_items(registry, settings.raw_root, subset, conversion, cost)
+    items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
     return _jobs(settings, subset, conversion, items, cost)
 
 
@@ -142,7 +149,7 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
         if registry.kinds[conversion.kind].module is None:
             continue
         cost = cost_of(registry, subset, conversion, costs)
-        items = count_items(registry, settings.raw_root, subset, conversion, cost)
+        items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
         found.append(
             Estimate(
                 subset.key,
