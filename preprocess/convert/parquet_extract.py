@@ -83,7 +83,7 @@ def _files(base: Path, patterns: list[str], what: str) -> list[Path]:
     return files
 
 
-def _row_count(path: Path) -> int:
+def row_count(path: Path) -> int:
     try:
         return pq.ParquetFile(path).metadata.num_rows
     except Exception as exc:  # pyarrow raises several types for a damaged footer
@@ -96,7 +96,7 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tup
     else a line in the log."""
     rows = []
     for path in _files(base, patterns, what):
-        count = _row_count(path)
+        count = row_count(path)
         if count == 0:
             message = f"{path}: 0 rows, no image to extract; download it again"
             if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
@@ -203,7 +203,7 @@ class _Sequence(_Rule):
         counted = 0
         for path in _files(base, recipe["files"], ctx.subset.key):
             self.first[str(path)] = counted + 1
-            counted += _row_count(path)
+            counted += row_count(path)
 
         self.ids: dict[str, tuple[str, str]] = {}  # image_id -> (digest of its bytes, where first seen)
         self.reused: list[str] = []

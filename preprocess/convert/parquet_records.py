@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from preprocess import recordmatch, releasenames
 from preprocess.convert.outputs import Data, Result
-from preprocess.convert.parquet_extract import image_bytes
+from preprocess.convert.parquet_extract import image_bytes, row_count
 from preprocess.errors import RawDataError
 from preprocess.extract.parquet import iter_images
 
@@ -58,7 +58,13 @@ def _parquet_files(ctx) -> list[Path]:
     )
     if not found:
         raise RawDataError(f"{ctx.subset.key}: no parquet file matches {patterns} under {base}")
-    return found
+    kept = []
+    for path in found:
+        if row_count(path) == 0:
+            ctx.log(f"{path}: 0 rows, no image to extract; download it again (left out)")
+        else:
+            kept.append(path)
+    return kept
 
 
 def _text_rows(path: Path, columns: list[str], batch_rows: int = 1024):
