@@ -317,6 +317,8 @@ def cmd_validate(args) -> int:
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or args.subset:
             all_reports += subset_reports
+    if not args.subset:  # Train_Data files no subset answers for: their records, and paths of no subset
+        all_reports += validate.validate_train_data(registry, settings.data_basedir, None, decode)
     if not all_reports and not args.subset:
         print(
             f"error: no task file of any subset under {settings.data_basedir}: nothing validated. It should hold "
@@ -421,19 +423,24 @@ def cmd_status(args) -> int:
         label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         trains = [r for r in found if r.file.startswith("Train_Data/")]
-        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train)])
+        no_rule = sum(len(r.unproduced) for r in trains) if manifests else None  # known from the manifests only
+        rows.append([subset.key, label, ok, paths, step, *_train_status(trains, train), no_rule])
     failed = any(r[1] in ("failed", "partially valid") or r[5] == "failed" for r in rows)
     parts = _part_files(settings.data_basedir)
     if args.json:
-        keys = ["subset", "state", "paths_ok", "paths", "next_step", "train_state", "train_paths_ok", "train_paths"]
+        # train_paths_no_rule: named, absent, and in no manifest of the results folder (None: no manifests)
+        keys = ["subset", "state", "paths_ok", "paths", "next_step", "train_state", "train_paths_ok", "train_paths",
+                "train_paths_no_rule"]  # fmt: skip
         found = {"subsets": [dict(zip(keys, r, strict=True)) for r in rows], "counts": counts}
         print(json.dumps({**found, "part_files": [str(p) for p in parts]}, indent=2))
         return 1 if failed else 0
     table = [
-        [key, label[:60], f"{ok}/{paths}" if paths else "-", train_label, f"{t_ok}/{t_paths}" if t_paths else "-", step]
-        for key, label, ok, paths, step, train_label, t_ok, t_paths in rows
-    ]
-    print(tables.render(["subset", "test", "paths ok", "train", "train paths ok", "next step"], table))
+        [key, label[:60], f"{ok}/{paths}" if paths else "-", train_label, f"{t_ok}/{t_paths}" if t_paths else "-",
+         "-" if no_rule is None else no_rule, step]
+        for key, label, ok, paths, step, train_label, t_ok, t_paths, no_rule in rows
+    ]  # fmt: skip
+    headers = ["subset", "test", "paths ok", "train", "train paths ok", "train paths no rule makes", "next step"]
+    print(tables.render(headers, table))
     print("\n" + ", ".join(f"{n} {label}" for label, n in sorted(counts.items())))
     if parts:
         print(
@@ -453,10 +460,11 @@ def _part_files(data_basedir: Path) -> list[Path]:
 
 
 def _train_status(reports, wanted: bool) -> tuple[str, int, int]:
-    """(state, paths ok, paths) of the subset's Train_Data files: no Train_Data, built, failed, or not built."""
+    """(state, paths ok, paths) of the subset's Train_Data files, wherever they sit under Train_Data/ (the
+    paths of the subset only): no Train_Data, built, failed, or not built. Paths no rule makes count in paths."""
     if not reports:
         return "no Train_Data", 0, 0
-    ok, paths = sum(r.ok for r in reports), sum(r.paths for r in reports)
+    ok, paths = sum(r.ok for r in reports), sum(r.paths + len(r.unproduced) for r in reports)
     if not wanted:
         state = "not built (splits: test)" if any(r.not_built for r in reports) else "built"
     else:

@@ -138,6 +138,9 @@ class Registry:
     sources: dict[str, Source]
     subsets: tuple[Subset, ...]
     kinds: dict[str, Kind] = field(default_factory=dict, hash=False, compare=False)
+    # the training config's Train_Data files (relative to Train_Data/) -> the subset answering for each (None:
+    # a training set of no subset); registry/train.yaml
+    train_files: dict[str, str | None] = field(default_factory=dict, hash=False, compare=False)
 
     def subset(self, name: str) -> Subset:
         """Look a subset up by 'group/folder', or by a folder name that only one group has."""
@@ -307,9 +310,12 @@ def _subset(raw: dict) -> Subset:
 
 def load_registry(overrides: str | Path | None = None, variants: dict | None = None) -> Registry:
     """Load and check the registry; `overrides` replaces per-source file lists (demo, own checksums)."""
+    train = _read_yaml(REGISTRY_DIR / "train.yaml")
     document = {
         "sources": _read_yaml(REGISTRY_DIR / "sources.yaml")["sources"],
         "subsets": _read_yaml(REGISTRY_DIR / "subsets.yaml")["subsets"],
+        "train_files": train["train_files"],
+        "no_subset": train["no_subset"],
     }
     if overrides:
         _apply_overrides(document, Path(overrides))
@@ -320,7 +326,9 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
         raise RegistryError(f"source_variants names unknown sources: {sorted(unknown)}")
     sources = {sid: _source(sid, raw, variants.get(sid)) for sid, raw in document["sources"].items()}
     subsets = tuple(_subset(raw) for raw in document["subsets"])
-    registry = Registry(sources, subsets, load_kinds())
+    train_files = {path: key for key, paths in document["train_files"].items() for path in paths}
+    train_files.update(dict.fromkeys(document["no_subset"]))
+    registry = Registry(sources, subsets, load_kinds(), train_files)
     _check_references(registry)
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
     schemas = {name: kind.params for name, kind in registry.kinds.items()}
@@ -399,3 +407,6 @@ def _check_references(registry: Registry) -> None:
             source = registry.source(ref.source)
             for file_id in ref.files or ():
                 source.file(file_id)
+    for path, key in registry.train_files.items():
+        if key is not None and key not in keys:
+            raise RegistryError(f"train.yaml lists {path} under {key!r}, which is no subset{did_you_mean(key, keys)}")

@@ -49,10 +49,23 @@ def plan_table(plans: list[SubsetPlan], checks: dict[str, SourceCheck], registry
     return tables.render(["subset", "plan"], rows)
 
 
+# the counts of a task file's validation, as the tables show them
+VALIDATION_COLUMNS = [
+    "records",
+    "bad_records",
+    "paths",
+    "ok",
+    "missing",
+    "unreadable",
+    "unsafe",
+    "no_subset",
+    "not_built",
+]
+
+
 def validation_table(reports: list[JsonReport]) -> str:
-    columns = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe", "not_built"]
-    rows = [[r.file] + [getattr(r, c) for c in columns] + ["ok" if r.passed else "FAIL"] for r in reports]
-    return tables.render(["task file", *columns, "result"], rows)
+    rows = [[r.file] + [getattr(r, c) for c in VALIDATION_COLUMNS] + ["ok" if r.passed else "FAIL"] for r in reports]
+    return tables.render(["task file", *VALIDATION_COLUMNS, "result"], rows)
 
 
 def failures_text(reports: list[JsonReport], limit: int = 20) -> str:

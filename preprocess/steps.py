@@ -24,8 +24,6 @@ from preprocess.plan import (
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
 
-VALIDATION_COLUMNS = ["records", "bad_records", "paths", "ok", "missing", "unreadable", "unsafe", "not_built"]
-
 
 class Build:
     def __init__(self, settings, registry=None, results: Path | None = None):
@@ -287,8 +285,8 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
 
 
 def _write_validation_tables(all_reports, not_built: int, table_out: Path) -> None:
-    rows = [[r.file] + [str(getattr(r, c)) for c in VALIDATION_COLUMNS] for r in all_reports]
-    header = ["task file", *VALIDATION_COLUMNS]
+    rows = [[r.file] + [str(getattr(r, c)) for c in reports.VALIDATION_COLUMNS] for r in all_reports]
+    header = ["task file", *reports.VALIDATION_COLUMNS]
     atomic_write_text(table_out.with_suffix(".tsv"), "\n".join("\t".join(row) for row in [header, *rows]) + "\n")
     resolved = sum(r.passed for r in all_reports)
     note = f"{resolved} of {len(all_reports)} task files resolve every path; {not_built} subsets not built."

@@ -8,13 +8,14 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from preprocess import layout, records
+from preprocess import layout, records, trainlist
 from preprocess.errors import UnsafePathError
 from preprocess.fsutil import is_within, safe_relative
 from preprocess.imagecheck import image_problem
 from preprocess.registry import Registry, Subset
 
 MISSING, UNREADABLE, UNSAFE, BAD_RECORD = "missing", "unreadable", "unsafe", "bad_record"
+NO_SUBSET = "no_subset"  # a Train_Data path under no subset's image folder
 
 
 @dataclass
@@ -38,6 +39,7 @@ class JsonReport:
     missing: int = 0
     unreadable: int = 0
     unsafe: int = 0
+    no_subset: int = 0
     not_built: int = 0  # Train_Data paths absent while the subset builds the test split only (not failures)
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
@@ -115,20 +117,21 @@ class PathChecker:
         return difflib.get_close_matches(full.name, self._listings[folder], n=3, cutoff=0.6)
 
 
-def _load_records(path: Path, jsonl: bool):
-    """Records of a task file, or raise ValueError naming the problem."""
+def _load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
+    """(number, record) of each record of a task file (its index; in a JSONL its 0-based line number, as
+    trainlist numbers records), or raise ValueError naming the problem."""
     text = path.read_text(encoding="utf-8-sig")
     if jsonl:
         rows = []
         # lines end at "\n" only: splitlines() would also cut a record at a U+2028 or U+0085 inside a string
-        for number, line in enumerate(text.split("\n"), start=1):
+        for number, line in enumerate(text.split("\n")):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    rows.append((number, json.loads(line)))
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"line {number} is not valid JSON: {exc.msg}") from None
+                    raise ValueError(f"line {number + 1} is not valid JSON: {exc.msg}") from None
                 except RecursionError:
-                    raise ValueError(f"line {number} nests lists or objects too deep to read") from None
+                    raise ValueError(f"line {number + 1} nests lists or objects too deep to read") from None
         return rows
     try:
         data = json.loads(text)
@@ -138,7 +141,7 @@ def _load_records(path: Path, jsonl: bool):
         raise ValueError("lists or objects nested too deep to read") from None
     if not isinstance(data, list):
         raise ValueError(f"expected a JSON list of records, got {type(data).__name__}")
-    return data
+    return list(enumerate(data))
 
 
 def validate_file(
@@ -149,30 +152,44 @@ def validate_file(
     shown_name: str | None = None,
     parser: str | None = None,
     train_built: bool = True,
+    belongs: trainlist.ImageTrees | None = None,
+    answers: bool = True,
 ) -> JsonReport:
     """Check every record of a task file (JSON list) or Train_Data file (JSON Lines) and resolve its images.
 
     Test records are checked against their parser's fields; only the image fields that parser opens are
     resolved, through `checker` (the task file's own image root, as the evaluation joins paths). A Train_Data
     path that is absent while `train_built` is false (the subset builds its test split only) counts as
-    not_built, not as a failure."""
+    not_built, not as a failure. With `belongs` (a Train_Data file that may name images of several subsets)
+    only the paths of `subset` are resolved, and only records naming one count; when the subset `answers` for
+    the file, its unreadable records and its paths of no subset (no_subset) are its failures too."""
     report = JsonReport(shown_name or str(path), subset)
     try:
         rows = _load_records(path, jsonl)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
+        if answers:
+            report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
         return report
-    report.records = len(rows)
-    report.warnings = records.mixed_types(rows)
-    for index, row in enumerate(rows):
+    report.warnings = records.mixed_types([row for _, row in rows]) if answers else []
+    for index, row in rows:
         problems = records.train_record_problems(row) if jsonl else records.task_record_problems(row, parser)
         if problems:
-            report.add(Failure(index, problems[0].split(":")[0], "", BAD_RECORD, "; ".join(problems)))
+            if answers:
+                report.records += 1
+                report.add(Failure(index, problems[0].split(":")[0], "", BAD_RECORD, "; ".join(problems)))
             continue
         refs = records.train_record_images(index, row) if jsonl else records.task_record_images(index, row, parser)
+        if belongs is not None:
+            refs = [
+                r for r in refs if belongs.subset_of(r.path) == subset or (answers and not belongs.subset_of(r.path))
+            ]
+        if answers or refs:
+            report.records += 1
         for ref in refs:
             found = checker.problem(ref.path)
-            if found is not None and found[0] == MISSING and jsonl and not train_built:
+            if belongs is not None and belongs.subset_of(ref.path) is None and (found is None or found[0] != UNSAFE):
+                found = NO_SUBSET, f"belongs to no subset: {belongs.why_none(ref.path)}"
+            elif found is not None and found[0] == MISSING and jsonl and not train_built:
                 report.not_built += 1
                 continue
             report.paths += 1
@@ -234,7 +251,7 @@ def validate_subset(
             shown = f"{subset.group}/{subset.folder}/{name}"
             reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:
-        reports += validate_train_data(data_basedir, decode, subset, train_built, links)
+        reports += validate_train_data(registry, data_basedir, subset, decode, train_built, links)
         if manifests:
             set_unproduced(reports, produced_paths(manifests))
     return reports
@@ -255,26 +272,38 @@ def results_manifests(results: Path | None, subset: Subset) -> list[Path]:
     return sorted(folder.glob("*.tsv")) if folder.is_dir() else []
 
 
-def train_files(data_basedir: Path, subset: Subset | None = None) -> list[Path]:
-    """Train_Data JSONL files, all or those of one subset (Train_Data/<group>/<folder>/*.jsonl)."""
-    base = data_basedir / "Train_Data"
-    if subset is not None:
-        base = base / subset.group / subset.folder
-    return sorted(base.rglob("*.jsonl")) if base.is_dir() else []
-
-
 def validate_train_data(
-    data_basedir: Path, decode: str = "quick", subset: Subset | None = None, train_built: bool = True, links=()
+    registry: Registry,
+    data_basedir: Path,
+    subset: Subset | None,
+    decode: str = "quick",
+    train_built: bool = True,
+    links=(),
 ) -> list[JsonReport]:
-    """Train_Data JSONL files: image paths are relative to DATA_BASEDIR (and may pass the subset's links)."""
+    """The Train_Data JSONL files of a subset, wherever they sit under Train_Data/ (trainlist): each file that
+    names an image of the subset, or that the subset answers for, checked for the subset's image paths
+    (relative to DATA_BASEDIR, and may pass the subset's links). The subset a file answers to also gets its
+    broken records and its paths of no subset. `subset` None: the files no subset answers for."""
     checker = PathChecker(data_basedir, links, decode=decode)
+    trees = trainlist.ImageTrees(registry)
     key = subset.key if subset is not None else None
-    return [
-        validate_file(
-            path, checker, key, jsonl=True, shown_name=str(path.relative_to(data_basedir)), train_built=train_built
-        )
-        for path in train_files(data_basedir, subset)
-    ]
+    if subset is not None:
+        files = trainlist.files_of(data_basedir, registry, subset)
+    else:
+        files = [
+            p
+            for p in trainlist.train_jsonl_files(data_basedir)
+            if trainlist.owner_of(data_basedir, registry, p, trees) is None
+        ]
+    reports = []
+    for path in files:
+        answers = trainlist.owner_of(data_basedir, registry, path, trees) == key
+        shown = path.relative_to(data_basedir).as_posix()
+        reports.append(
+            validate_file(path, checker, key, jsonl=True, shown_name=shown, train_built=train_built,
+                          belongs=trees, answers=answers)
+        )  # fmt: skip
+    return reports
 
 
 def set_unproduced(reports: list[JsonReport], produced: set[str]) -> None:

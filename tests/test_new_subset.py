@@ -47,7 +47,7 @@ SUBSET = """
 def extended_registry(tmp_path, monkeypatch):
     folder = tmp_path / "registry"
     folder.mkdir()
-    for name in ("kinds.yaml", "sources.yaml", "subsets.yaml"):
+    for name in ("kinds.yaml", "sources.yaml", "subsets.yaml", "train.yaml"):
         (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text(encoding="utf-8"))
     with open(folder / "sources.yaml", "a", encoding="utf-8") as handle:
         handle.write(SOURCE)

@@ -111,7 +111,7 @@ def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path
     kvasir["conversions"][0]["params"]["taregt"] = kvasir["conversions"][0]["params"].pop("target")
     folder = tmp_path / "registry"
     folder.mkdir()
-    for name in ("sources.yaml", "kinds.yaml"):
+    for name in ("sources.yaml", "kinds.yaml", "train.yaml"):
         (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text())
     (folder / "subsets.yaml").write_text(yaml.safe_dump(document))
     monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)

@@ -279,7 +279,7 @@ def _chest_imagenome_gold(ctx) -> list[Item]:
 def _chest_imagenome_silver(ctx) -> list[Item]:
     """One item per image the subset's Train_Data JSONL names silver crops of (none without a JSONL)."""
     graphs = SceneGraphs(_spec_path(ctx, "scene_graphs", "chest_imagenome"))
-    wanted = trainlist.wanted(ctx.settings.data_basedir, ctx.subset, ctx.params["crop"])
+    wanted = trainlist.wanted(ctx.settings.data_basedir, ctx.registry, ctx.subset, ctx.params["crop"])
     if not wanted:
         ctx.log(f"{ctx.subset.key}: no Train_Data JSONL names a silver crop; nothing to build")
         return []
