@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess import layout, records, validate
+from preprocess import layout, records, trainlist
 
 TEST, TRAIN = "test", "train"
 
@@ -51,20 +51,10 @@ def task_records(data_basedir: Path, subset) -> Iterator[NamedRecord]:
                 yield NamedRecord(path, number, row, tuple(_normal(f"{root}/{ref.path}") for ref in refs))
 
 
-def train_records(data_basedir: Path, registry, subset) -> Iterator[NamedRecord]:
-    """The Train_Data records naming images of the subset (its paths: those under its image folder)."""
-    prefix = "/".join(Path(subset.image_root).parts[:2]) + "/"
-    for path in validate.train_files(data_basedir, subset):
-        with open(path, encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle):
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    refs = records.train_record_images(number, record)
-                    paths = tuple(p for p in (_normal(r.path) for r in refs) if p.startswith(prefix))
-                    yield NamedRecord(path, number, record, paths)
+def train_records(data_basedir: Path, registry, subset) -> Iterator:
+    """The Train_Data records naming images of the subset (trainlist.TrainRecord: every JSONL under
+    Train_Data/ wherever it sits, each path given to the subset its own prefix names)."""
+    return trainlist.records_for(data_basedir, registry, subset)
 
 
 def named_records(data_basedir: Path, registry, subset, side: str) -> list:
@@ -84,10 +74,11 @@ def missing(data_basedir: Path, registry, subset, side: str) -> list[str]:
             f"given only by it: download the benchmark release's {subset.group}/{subset.folder}/ into DATA_BASEDIR"
         ]
     folder = "/".join(Path(subset.image_root).parts[:2])
+    listed = sorted(f"Train_Data/{path}" for path, key in registry.train_files.items() if key == subset.key)
     return [
-        f"release: no Train_Data JSONL under {data_basedir / 'Train_Data'} names an image of {folder}/; the names "
-        f"of its train images are given only by them: download the benchmark release's Train_Data/ into "
-        "DATA_BASEDIR (or build this subset with splits: test)"
+        f"release: no Train_Data JSONL under {data_basedir} names an image of {folder}/; the names of its train "
+        f"images are given only by them: download the benchmark release's {', '.join(listed) or 'Train_Data/'} "
+        "into DATA_BASEDIR (or build this subset with splits: test)"
     ]
 
 
