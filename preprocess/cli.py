@@ -145,6 +145,9 @@ def _is_template(schema: dict) -> bool:
     return any(part.get("$ref") == "#/$defs/template" for part in refs)
 
 
+RECORD_NAMES = {"test": "the paths the task JSONs name", "train": "the paths the Train_Data JSONLs name"}
+
+
 def naming_table(registry) -> str:
     """Every output-name template of every conversion, as subsets.yaml gives it (the README's naming table)."""
     lines = ["| subset | conversion | output names (templates of `subsets.yaml`) |", "|---|---|---|"]
@@ -156,6 +159,9 @@ def naming_table(registry) -> str:
                 if key in properties and _is_template(properties[key]):
                     shown = value if isinstance(value, str) else ", ".join(f"{k}: {v}" for k, v in value.items())
                     names.append(f"{key} `{shown}`")
+            for key in ("records", "train_records"):  # record-driven: the release's own records give the names
+                if key in conversion.params:
+                    names.append(f"{key} `{conversion.params[key]}`: {RECORD_NAMES[conversion.params[key]]}")
             if names:
                 kind = conversion.kind
                 if conversion.name != conversion.kind:

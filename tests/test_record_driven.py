@@ -56,7 +56,9 @@ def test_radimagenet_and_pathvqa_images_at_the_release_names_with_the_upstream_b
     assert _tree(images / "RadImageNet-VQA") == sorted(f"test/images/{name}" for name in RADIMAGENET_NAMES)
     for name, row in RADIMAGENET_NAMES.items():
         assert (images / "RadImageNet-VQA" / "test" / "images" / name).read_bytes() == _row_bytes(benchmark, row)
-    assert (images / "RadImageNet-VQA" / "test" / "images" / "CT/knee/case_1203.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert (images / "RadImageNet-VQA" / "test" / "images" / "CT/knee/case_1203.jpg").read_bytes()[
+        :3
+    ] == b"\xff\xd8\xff"
     pathvqa = demo / "raw" / "path-vqa" / "data" / "test-00000-of-00001-9f8e7d6c5b.parquet"
     assert _tree(images / "PathVQA") == sorted(f"test_images/{name}" for name in PATHVQA_NAMES)
     for name, row in PATHVQA_NAMES.items():

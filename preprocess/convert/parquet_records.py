@@ -150,8 +150,13 @@ def plan(ctx) -> list[tuple[str, str, int]]:
             field = "qry_text" if side == releasenames.TEST else "its last user message"
             bad.append((_where(record), f"{_where(record)}: no question text to match (in {field})"))
         elif not match.images(query):
-            asked = match.question_rows.get(query.question, 0)
-            why = f"{asked} rows have its question but not its answer/choices" if asked else "no row has its question"
+            asked, imageless = match.question_rows.get(query.question, 0), len(match.rows.get(query, ()))
+            if imageless:
+                why = f"its {imageless} matching rows have no image"
+            elif asked:
+                why = f"{asked} rows have its question but not its answer/choices"
+            else:
+                why = "no row has its question"
             bad.append((_where(record), f"{_where(record)}: matches no row of {tried} ({why}); tried {query.shown()}"))
     items = []
     subset_dir = Path(os.path.normpath(ctx.subset_dir))
