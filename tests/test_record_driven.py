@@ -223,3 +223,27 @@ def test_plan_counts_the_paths_the_records_name(demo, tmp_path):
         ("2D_Task/PathVQA", "test"): 3,
         ("2D_Task/PathVQA", "train"): 2,
     }
+
+
+def test_the_workflow_with_splits_all_resolves_every_record_driven_path(demo, tmp_path):
+    """A `make demo`-style run (the shipped config, the Snakemake workflow) with splits: all."""
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    keys = ["RadImageNet-VQA", "PathVQA", "VQA-RAD", "MedPIX", "ISIC-2019", "Kvasir"]
+    subsets = json.dumps([f"2D_Task/{key}" for key in keys])
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
+    done = subprocess.run(
+        [*command, "--cores", "2", "--config", "splits=all", f"subsets={subsets}"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    rows = json.loads((tmp_path / "results" / "validation" / "summary.json").read_text())["files"]
+    train = sorted(row["file"] for row in rows if row["file"].startswith("Train_Data/"))
+    assert train == [
+        "Train_Data/2D_Task/ISIC_2019/ISIC_2019_train.jsonl",
+        "Train_Data/2D_Task/Kvasir/Kvasir_train.jsonl",
+        "Train_Data/2D_Task/MedPIX/MedPix_train.jsonl",
+        "Train_Data/2D_Task/PathVQA/Path-VQA_train.jsonl",
+        "Train_Data/2D_Task/RadImageNet-VQA/RadLmageNet_train_sampled.jsonl",
+        "Train_Data/2D_Task/VQA-RAD/VQA_train.jsonl",
+    ]
+    assert all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in rows), rows
+    assert {row["subset"] for row in rows} == {f"2D_Task/{key}" for key in keys}
