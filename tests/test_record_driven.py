@@ -247,3 +247,18 @@ def test_the_workflow_with_splits_all_resolves_every_record_driven_path(demo, tm
     ]
     assert all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in rows), rows
     assert {row["subset"] for row in rows} == {f"2D_Task/{key}" for key in keys}
+
+
+def test_chosen_rows_of_a_parquet_come_with_their_own_row_numbers(tmp_path):
+    """A sample of a big table (the alignment config) is read by row groups; rows keep their numbers."""
+    import pyarrow as pa
+
+    from preprocess.extract.parquet import iter_images
+
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"image": pa.array([{"bytes": bytes([i]) * 3, "path": None} for i in range(23)], image)})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=5)
+    chosen = {0, 4, 11, 12, 22}
+    found = {r.row: r.data for r in iter_images(tmp_path / "t.parquet", "image", batch_rows=3, rows=chosen)}
+    assert found == {i: bytes([i]) * 3 for i in sorted(chosen)}
+    assert list(iter_images(tmp_path / "t.parquet", "image", rows=set())) == []

@@ -108,11 +108,8 @@ class _Match:
             for file, row in found:
                 wanted[file].add(row)
         for file, rows in wanted.items():
-            for image in iter_images(Path(file), recipe["image"]):
-                if image.row in rows:
-                    self.digest[(file, image.row)] = (
-                        None if image.data is None else hashlib.sha256(image.data).hexdigest()
-                    )
+            for image in iter_images(Path(file), recipe["image"], rows=rows):  # their row groups only
+                self.digest[(file, image.row)] = None if image.data is None else hashlib.sha256(image.data).hexdigest()
 
     def images(self, query: recordmatch.Query) -> dict[str, tuple[str, int]]:
         """digest -> the first row showing that image, over the rows the query fits (rows without image out)."""
@@ -202,8 +199,8 @@ def produce(ctx, items):
         wanted[file][row].append(relative)
     image = RECIPES[ctx.params["dataset"]]["image"]
     for file, rows in wanted.items():
-        for found in iter_images(Path(file), image):
-            for relative in rows.get(found.row, ()):
+        for found in iter_images(Path(file), image, rows=set(rows)):
+            for relative in rows[found.row]:
                 yield Result(relative, _output(ctx, relative, found))
 
 
