@@ -57,15 +57,19 @@ def train_records(data_basedir: Path, registry, subset) -> Iterator:
     return trainlist.records_for(data_basedir, registry, subset)
 
 
+def _records(data_basedir: Path, registry, subset, side: str) -> Iterator:
+    found = task_records(data_basedir, subset) if side == TEST else train_records(data_basedir, registry, subset)
+    return (r for r in found if r.paths)
+
+
 def named_records(data_basedir: Path, registry, subset, side: str) -> list:
     """The records of one side: TEST (the task JSONs) or TRAIN (the Train_Data JSONLs), those naming a path."""
-    found = task_records(data_basedir, subset) if side == TEST else train_records(data_basedir, registry, subset)
-    return [r for r in found if r.paths]
+    return list(_records(data_basedir, registry, subset, side))
 
 
 def missing(data_basedir: Path, registry, subset, side: str) -> list[str]:
     """What to download when no release file names the outputs of this side (empty: some file does)."""
-    if named_records(data_basedir, registry, subset, side):
+    if next(_records(data_basedir, registry, subset, side), None) is not None:  # the first record will do
         return []
     if side == TEST:
         files = ", ".join(f"{subset.group}/{subset.folder}/{t.file}" for t in subset.tasks)
