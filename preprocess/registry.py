@@ -314,8 +314,8 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     document = {
         "sources": _read_yaml(REGISTRY_DIR / "sources.yaml")["sources"],
         "subsets": _read_yaml(REGISTRY_DIR / "subsets.yaml")["subsets"],
-        "train_files": train["train_files"],
-        "no_subset": train["no_subset"],
+        "train_files": train.get("train_files") or {},
+        "no_subset": train.get("no_subset") or [],
     }
     if overrides:
         _apply_overrides(document, Path(overrides))

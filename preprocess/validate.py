@@ -179,15 +179,14 @@ def validate_file(
                 report.add(Failure(index, problems[0].split(":")[0], "", BAD_RECORD, "; ".join(problems)))
             continue
         refs = records.train_record_images(index, row) if jsonl else records.task_record_images(index, row, parser)
+        owners = {r.path: belongs.subset_of(r.path) for r in refs} if belongs is not None else {}
         if belongs is not None:
-            refs = [
-                r for r in refs if belongs.subset_of(r.path) == subset or (answers and not belongs.subset_of(r.path))
-            ]
+            refs = [r for r in refs if owners[r.path] == subset or (answers and owners[r.path] is None)]
         if answers or refs:
             report.records += 1
         for ref in refs:
             found = checker.problem(ref.path)
-            if belongs is not None and belongs.subset_of(ref.path) is None and (found is None or found[0] != UNSAFE):
+            if belongs is not None and owners[ref.path] is None and (found is None or found[0] != UNSAFE):
                 found = NO_SUBSET, f"belongs to no subset: {belongs.why_none(ref.path)}"
             elif found is not None and found[0] == MISSING and jsonl and not train_built:
                 report.not_built += 1

@@ -34,9 +34,13 @@ Recipes (the route a source variant selects is in brackets):
                          graphs do not hold is logged and left out (the validation summary lists it).
 
 Shared rules: rows without a box and "No finding"/"No Finding" are skipped; coordinates int(float(v)) floored
-at 0; class_id = position of the name in the sorted names seen in all splits; boxes of one (image, class) are
-merged (boxes.merge_overlapping) and crop `index` k is the k-th box of the merged list; crops follow
-boxes.reference_crop; pixels are kept in the image's own mode (8/16-bit gray, RGB).
+at 0; class_id = position of the name in the sorted names of every row that has a box, in all splits, taken
+before any row is judged (a bad row left out under on_bad_input: skip keeps its name in the numbering, so it
+never renumbers the others); boxes of one (image, class) are merged (boxes.merge_overlapping) and crop `index`
+k is the k-th box of the merged list; crops follow boxes.reference_crop, which also gives an inverted box
+(x_max < x_min or y_max < y_min), a zero-size box and a box past the border the scripts' window (28 pixels
+around the midpoint, shifted inside), as the scripts accept them; pixels are kept in the image's own mode
+(8/16-bit gray, RGB).
 """
 
 from __future__ import annotations
@@ -95,19 +99,16 @@ def _rows(path: Path, required: tuple[str, ...], delimiter: str = ","):
 
 
 def _box(path: Path, number: int, row: dict, columns: tuple[str, ...]) -> tuple[int, int, int, int]:
-    """The row's box, parsed cell by cell: a cell that is not a finite number, or a box whose maximum lies
-    before its minimum, makes this one row bad (never the column)."""
-    values = {c: row[c] for c in columns}
+    """The row's box, int(float(v)) floored at 0 as the scripts read it: a cell that is not a finite number
+    makes this one row bad (never the column). An inverted or empty box is kept: the scripts crop it with their
+    minimum window (boxes.reference_crop)."""
     try:
-        numbers = [float(row[c]) for c in columns]
-        box = tuple(max(0, int(v)) for v in numbers)
+        return tuple(max(0, int(float(row[c]))) for c in columns)
     except (TypeError, ValueError, OverflowError):
+        values = {c: row[c] for c in columns}
         raise RawDataError(
             f"{path} line {number}: box {values} is not four numbers; the file is damaged, download it again"
         ) from None
-    if numbers[2] < numbers[0] or numbers[3] < numbers[1]:
-        raise RawDataError(f"{path} line {number}: inverted box {values} (a maximum below its minimum); fix the row")
-    return box
 
 
 def _raise(item: str, exc: RawDataError) -> None:
@@ -161,25 +162,27 @@ VINDR_CXR_FILES = (("annotations_train", "train"), ("annotations_test", "test"))
 VINDR_CXR_BOX = ("x_min", "y_min", "x_max", "y_max")
 
 
-def read_vindr_cxr(files, bad=_raise) -> tuple[dict, dict]:
+def read_vindr_cxr(files, bad=_raise) -> tuple[dict, dict, set[str]]:
     """Boxes of annotations_{train,test}.csv files ((path, split) pairs, train first): {(image_id, class name):
-    [box, ...]} in file order, and each image's split (an image in both files counts as the later one's).
-    A bad row goes to bad(item, error), which raises (the default) or records it."""
-    groups, split_of = defaultdict(list), {}
+    [box, ...]} in file order, each image's split (an image in both files counts as the later one's), and the
+    class names of every row with a box, bad ones included. A bad row goes to bad(item, error), which raises
+    (the default) or records it."""
+    groups, split_of, names = defaultdict(list), {}, set()
     for path, split in files:
         for number, row in _rows(path, ("image_id", "class_name", *VINDR_CXR_BOX)):
             if row["class_name"] == "No finding" or not (row["x_min"] or "").strip():
                 continue
+            names.add(row["class_name"])
             box = _parsed(bad, _box, path, number, row, VINDR_CXR_BOX)
             if box is not None:
                 groups[(row["image_id"], row["class_name"])].append(box)
                 split_of[row["image_id"]] = split
-    return groups, split_of
+    return groups, split_of, names
 
 
 def _vindr_cxr(ctx) -> list[Item]:
     files = [(_spec_path(ctx, file_id), split) for file_id, split in VINDR_CXR_FILES]
-    groups, split_of = read_vindr_cxr(files, _bad_rows(ctx))
+    groups, split_of, names = read_vindr_cxr(files, _bad_rows(ctx))
     base, copy = ctx.raw_dir(), ctx.params.get("png_copy")
     use_copy = copy is not None and (base / _static_prefix(copy)).is_dir()
     ctx.log(
@@ -191,7 +194,7 @@ def _vindr_cxr(ctx) -> list[Item]:
         fields = {"split": split, "image_id": image_id}
         source = ctx.name("png_copy", **fields) if use_copy else f"{split}/{image_id}.dicom"
         images[image_id] = Item(image_id, str(base / source), fields, link=use_copy)
-    return _grouped_items(groups, images, _class_ids(name for _, name in groups))
+    return _grouped_items(groups, images, _class_ids(names))
 
 
 MAMMO_DERIVED_BOX = ("resized_xmin", "resized_ymin", "resized_xmax", "resized_ymax")
@@ -200,13 +203,14 @@ MAMMO_PHYSIONET_BOX = ("xmin", "ymin", "xmax", "ymax")
 
 def _mammo(ctx, columns: tuple[str, ...], patient_column: str, image: str, link: bool) -> list[Item]:
     path, bad = _spec_path(ctx, "boxes"), _bad_rows(ctx)
-    groups, images = defaultdict(list), {}
+    groups, images, names = defaultdict(list), {}, set()
     for number, row in _rows(path, ("image_id", patient_column, "finding_categories", "split", *columns)):
         if not (row[columns[0]] or "").strip():
             continue
         categories = _parsed(bad, finding_categories, path, number, row)
         if categories is None or categories == ["No Finding"]:
             continue
+        names.update(c for c in categories if c != "No Finding")  # before the box is judged
         box = _parsed(bad, _box, path, number, row, columns)
         if box is None:
             continue
@@ -220,7 +224,7 @@ def _mammo(ctx, columns: tuple[str, ...], patient_column: str, image: str, link:
         for category in categories:
             if category != "No Finding":
                 groups[(image_id, category)].append(box)
-    return _grouped_items(groups, images, _class_ids(name for _, name in groups))
+    return _grouped_items(groups, images, _class_ids(names))
 
 
 def finding_categories(path: Path, number: int, row: dict) -> list[str]:
@@ -256,11 +260,12 @@ def _chest_imagenome_gold(ctx) -> list[Item]:
         placed.setdefault(row["image_id"], row)  # the first row of an image places it
     path = _spec_path(ctx, "gold_boxes", "chest_imagenome")
     regions: dict[str, dict] = defaultdict(dict)
-    for number, row in _rows(path, ("image_id", "bbox_name", *GOLD_BOX)):
+    rows = _rows(path, ("image_id", "bbox_name", *GOLD_BOX))
+    class_ids = _class_ids(row["bbox_name"] for _, row in rows)  # every row's region, before any is judged
+    for number, row in rows:
         box = _parsed(_bad_rows(ctx), _box, path, number, row, GOLD_BOX)
         if box is not None:
             regions[row["image_id"]][row["bbox_name"]] = box  # the last box wins
-    class_ids = _class_ids(name for found in regions.values() for name in found)
     mimic, items, unplaced = ctx.raw_dir("mimic_cxr_jpg"), [], []
     for image_id, found in regions.items():
         if image_id not in placed:

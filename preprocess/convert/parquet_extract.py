@@ -9,7 +9,8 @@ params:
                 split_table  {split} (from the split CSV), {label} (the class name of the label column),
                              {fold} (position of the file in the recipe's list, from 1), {row} (PanNuke)
   splits      sequence, split_table: the splits written (others are skipped, with a line in the log)
-  labels      split_table: label value -> class name
+  labels      split_table: label value -> class name; a row whose label is null or outside 0..len(labels)-1 is
+              skipped and counted in the log, as the PanNuke script skips it (a label of another type is bad input)
   split_keys  split_table: the CSV key of a row, templates tried in order (same fields as `name`)
   duplicate   split_table: the name used when `name` was already written by this job: {stem}, {k} (1, 2, ...),
               {suffix}
@@ -248,6 +249,7 @@ class _SplitTable(_Rule):
         self.fold = {str(path): number for number, path in enumerate(files, start=1)}
         self.written: set[str] = set()
         self.unsplit, self.other_split = 0, {}
+        self.unlabelled: list[str] = []  # rows whose label is null or outside the label list
 
     def __call__(self, record):
         fields = self._fields(record)
@@ -260,13 +262,16 @@ class _SplitTable(_Rule):
     def _fields(self, record) -> dict | None:
         labels, column = self.ctx.params["labels"], self.recipe["label_column"]
         cell = record.fields[column]
-        value = cell if isinstance(cell, int) and not isinstance(cell, bool) else None
-        if value is None or not 0 <= value < len(labels):
+        if cell is not None and (not isinstance(cell, int) or isinstance(cell, bool)):
             raise RawDataError(
                 f"{record.file} row {record.row}: {column} {cell!r} is not a label value 0..{len(labels) - 1} "
                 f"({', '.join(labels)}); the file is not the published one, download it again"
             )
-        fields = {"label": labels[value], "fold": self.fold[str(record.file)], "row": record.row}
+        if cell is None or not 0 <= cell < len(labels):
+            # the benchmark's script warns and skips a row whose label is empty or not in its name table
+            self.unlabelled.append(f"{record.file} row {record.row} ({column} {cell!r})")
+            return None
+        fields = {"label": labels[cell], "fold": self.fold[str(record.file)], "row": record.row}
         split = next((self.split[k] for k in self._keys(fields) if k in self.split), None)
         if split is None:
             self.unsplit += 1
@@ -290,6 +295,13 @@ class _SplitTable(_Rule):
         return relative
 
     def close(self) -> None:
+        if self.unlabelled:
+            shown = "; ".join(self.unlabelled[:5]) + ("; ..." if len(self.unlabelled) > 5 else "")
+            last = len(self.ctx.params["labels"]) - 1
+            self.ctx.log(
+                f"{len(self.unlabelled)} rows have no {self.recipe['label_column']} in 0..{last} and were skipped, "
+                f"as the benchmark's script skips them: {shown}"
+            )
         if self.unsplit:
             self.ctx.log(f"{self.unsplit} rows are not in {self.recipe['split_csv']} and were skipped")
         for split, count in sorted(self.other_split.items()):
