@@ -145,6 +145,9 @@ def _is_template(schema: dict) -> bool:
     return any(part.get("$ref") == "#/$defs/template" for part in refs)
 
 
+RECORD_NAMES = {"test": "the paths the task JSONs name", "train": "the paths the Train_Data JSONLs name"}
+
+
 def naming_table(registry) -> str:
     """Every output-name template of every conversion, as subsets.yaml gives it (the README's naming table)."""
     lines = ["| subset | conversion | output names (templates of `subsets.yaml`) |", "|---|---|---|"]
@@ -156,6 +159,9 @@ def naming_table(registry) -> str:
                 if key in properties and _is_template(properties[key]):
                     shown = value if isinstance(value, str) else ", ".join(f"{k}: {v}" for k, v in value.items())
                     names.append(f"{key} `{shown}`")
+            for key in ("records", "train_records"):  # record-driven: the release's own records give the names
+                if key in conversion.params:
+                    names.append(f"{key} `{conversion.params[key]}`: {RECORD_NAMES[conversion.params[key]]}")
             if names:
                 kind = conversion.kind
                 if conversion.name != conversion.kind:
@@ -226,7 +232,7 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
-    from preprocess import reports  # here: it pulls in the validation code (Pillow), which convert does not need
+    from preprocess import releasenames, reports  # here: they pull in the validation code (Pillow)
 
     settings, registry, checks = _check(args)
     for source_id in checks:
@@ -239,6 +245,13 @@ def cmd_check(args) -> int:
     text = reports.instructions_text(registry, checks)
     if text and not args.quiet:
         print("\n" + text)
+    release = [
+        f"  {subset.key}: {line}"
+        for subset in registry.select(settings.subsets)
+        for line in releasenames.missing_for_build(registry, subset, settings)
+    ]
+    if release:
+        print("\nRelease files missing (they alone name the images of record-driven subsets):\n" + "\n".join(release))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
 
@@ -518,6 +531,7 @@ def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple
         return ("partially valid" if ok else "failed"), step
     if plan is not None and plan.action == "skip":
         step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
+        step = step or (plan.problems[0] if plan.problems else "")  # a release file: what to download
         return f"not built: {plan.reason}", step
     if state == "no task files":
         return "no task files", f"download the release's {subset.group}/{subset.folder}/"

@@ -87,10 +87,19 @@ def _matches(base: Path, pattern: str) -> int:
     return sum(1 for _ in globlib.iglob(os.path.join(escaped, pattern), recursive=True))
 
 
-def count_items(registry, raw_root: Path, subset, conversion, cost: Cost, most: bool = False) -> int:
-    """Items of one conversion: the stored count, else the split counts of its npz archives, else the most
+def count_items(
+    registry, raw_root: Path, subset, conversion, cost: Cost, data_basedir: Path | None = None, most: bool = False
+) -> int:
+    """Items of one conversion: for a record-driven one the paths the release's records name (when
+    `data_basedir` holds them), else the stored count, else the split counts of its npz archives, else the most
     matches of one of its globs (`most`: all their matches, a count the items never exceed), else one per
     file it reads."""
+    if data_basedir is not None and "records" in conversion.params:
+        from preprocess import releasenames
+
+        named = releasenames.named_records(Path(data_basedir), registry, subset, conversion.params["records"])
+        if named:
+            return len({path for record in named for path in record.paths})
     if cost.items is not None:
         return cost.items
     specs = _specs(registry, subset, conversion)
@@ -132,8 +141,8 @@ def _jobs(settings, subset, conversion, items: int, cost: Cost, ceiling: int = 0
     return min(jobs, ceiling) if ceiling > 0 else jobs
 
 
-def _ceiling(registry, raw_root: Path, subset, conversion, cost: Cost) -> int:
-    return count_items(registry, raw_root, subset, conversion, cost, most=True)
+def _ceiling(registry, raw_root: Path, subset, conversion, cost: Cost, data_basedir: Path | None = None) -> int:
+    return count_items(registry, raw_root, subset, conversion, cost, data_basedir, most=True)
 
 
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
@@ -144,10 +153,9 @@ def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] |
     if asked <= 1 and conversion.split != "train":
         return asked
     cost = cost_of(registry, subset, conversion, costs or load_costs())
-    items = count_items(registry, settings.raw_root, subset, conversion, cost)
-    return _jobs(
-        settings, subset, conversion, items, cost, _ceiling(registry, settings.raw_root, subset, conversion, cost)
-    )
+    items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+    ceiling = _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+    return _jobs(settings, subset, conversion, items, cost, ceiling)
 
 
 def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = None) -> list[Estimate]:
@@ -158,7 +166,7 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
         if registry.kinds[conversion.kind].module is None:
             continue
         cost = cost_of(registry, subset, conversion, costs)
-        items = count_items(registry, settings.raw_root, subset, conversion, cost)
+        items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
         found.append(
             Estimate(
                 subset.key,
@@ -174,7 +182,7 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
                     conversion,
                     items,
                     cost,
-                    _ceiling(registry, settings.raw_root, subset, conversion, cost),
+                    _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
                 ),
             )
         )

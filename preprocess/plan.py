@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from preprocess import releasenames
 from preprocess.errors import RawDataError
 from preprocess.rawcheck import SourceCheck, subset_missing
 from preprocess.registry import Registry
 
 BUILD, VALIDATE, SKIP = "build", "validate", "skip"
+RELEASE_MISSING = "release file missing"  # a record-driven subset without the release file naming its outputs
 
 
 @dataclass
@@ -29,7 +31,10 @@ def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck], 
             plans.append(SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert"))
             continue
         problems = subset_missing(registry, subset, checks, settings=settings)
-        if problems:
+        release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
+        if release and not problems:
+            plans.append(SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release))
+        elif problems:
             bad = sorted({p.split(":")[0] for p in problems})
             reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
             instructions = {s: checks[s].instructions for s in bad}

@@ -7,12 +7,20 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, reports, splits, tables, validate
+from preprocess import layout, releasenames, reports, splits, tables, validate
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.manifest import read_manifest
-from preprocess.plan import SKIP, SubsetPlan, explain_blocked, plan_from_json, plan_subsets, plan_to_json
+from preprocess.plan import (
+    RELEASE_MISSING,
+    SKIP,
+    SubsetPlan,
+    explain_blocked,
+    plan_from_json,
+    plan_subsets,
+    plan_to_json,
+)
 from preprocess.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.validate import Failure, JsonReport
 
@@ -70,6 +78,7 @@ class Build:
             return []
         named = _conversions(splits.conversions(self.settings, chosen), chosen, conversion)
         self._require_raw(chosen, named, checks)
+        self._require_release(chosen, named)
         written = []
         for one in named:
             target = manifest
@@ -92,6 +101,14 @@ class Build:
             raise RawDataError(
                 explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
             )
+
+    def _require_release(self, subset, named: list) -> None:
+        """A record-driven conversion needs the release file that names its outputs (preprocess/releasenames.py)."""
+        sides = sorted({c.params["records"] for c in named if "records" in c.params})
+        data_basedir = Path(self.settings.data_basedir)
+        release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
+        if release:
+            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release)]))
 
     def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
         """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""

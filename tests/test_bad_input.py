@@ -149,9 +149,9 @@ def case_parquet_corrupt_footer(tmp):
 def case_parquet_undecodable_image(tmp):
     from types import SimpleNamespace
 
-    from preprocess.convert.parquet_extract import _encoded
+    from preprocess.convert.parquet_extract import image_bytes
 
-    return _encoded(SimpleNamespace(data=b"\x00\x01 not an image", file=tmp / "j.parquet", row=0))
+    return image_bytes(SimpleNamespace(data=b"\x00\x01 not an image", file=tmp / "j.parquet", row=0))
 
 
 def case_all_nan_volume(tmp):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -158,49 +157,58 @@ def test_roco_a_missing_file_is_named_with_what_to_do(settings, demo):
     assert "the order Vaild, Train, Valid-00001, Test, Valid-00000" in str(caught.value).replace("\n       ", "")
 
 
-@pytest.mark.parametrize(
-    ("subset", "raw", "folder"),
-    [
-        ("RadImageNet-VQA", "RadImageNet-VQA/benchmark", "RadImageNet-VQA/test/images"),
-        ("VQA-RAD", "vqa-rad/data", "VQA-RAD/test"),
-        ("PathVQA", "path-vqa/data", "PathVQA/test_images"),
-        ("MedPIX", "MEDPIX-ClinQA/data", "MedPIX"),
-    ],
-)
-def test_content_hash_names_write_each_image_once(settings, demo, subset, raw, folder):
+# The release's names of the demo's VQA-RAD and MedPix images (its literal task JSONs) and the upstream row
+# of each image (preprocess/demo/archives.py: VQA_RAD, MEDPIX_SHARDS). No public script names these images.
+RELEASE_NAMES = {
+    "VQA-RAD": (
+        "VQA-RAD/test",
+        {
+            "head/synpic54610.png": ("vqa-rad/data/test-00000-of-00001-0b1c2d3e4f.parquet", 0),
+            "chest/synpic29265.png": ("vqa-rad/data/test-00000-of-00001-0b1c2d3e4f.parquet", 2),
+            "abdomen/synpic31567.png": ("vqa-rad/data/test-00000-of-00001-0b1c2d3e4f.parquet", 4),
+        },
+    ),
+    "MedPIX": (
+        "MedPIX",
+        {
+            "MPX1009_synpic46283.png": ("MEDPIX-ClinQA/data/train-00000-of-00007-1a2b3c.parquet", 0),
+            "MPX2045_synpic52130.png": ("MEDPIX-ClinQA/data/train-00000-of-00007-1a2b3c.parquet", 1),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("subset", sorted(RELEASE_NAMES))
+def test_vqa_images_are_written_at_the_release_names_once_each(settings, demo, subset):
+    folder, names = RELEASE_NAMES[subset]
     written = _convert(settings, subset)
-    images = set()
-    for path in (demo / "raw" / raw).glob("*.parquet"):
-        table = pq.read_table(path)
-        column = "image_id" if subset == "MedPIX" else "image"  # sic: MedPix's image column
-        images |= {row["bytes"] for row in table.column(column).to_pylist() if row is not None}
+    column = "image_id" if subset == "MedPIX" else "image"  # sic: MedPix's image column
     root = demo / "DATA_BASEDIR" / "2D_Images" / folder
-    assert _files(root) == sorted(hashlib.sha256(d).hexdigest()[:20] + ".png" for d in images)
-    assert len(written) == len(images)
-    for data in images:
-        assert (root / (hashlib.sha256(data).hexdigest()[:20] + ".png")).read_bytes() == data
+    assert _files(root) == sorted(names) and len(written) == len(names)
+    for name, (raw, row) in names.items():
+        expected = pq.read_table(demo / "raw" / raw, columns=[column]).column(column)[row].as_py()["bytes"]
+        assert (root / name).read_bytes() == expected
 
 
-def test_radimagenet_nine_questions_per_image(settings, demo):
+def test_radimagenet_nine_rows_three_images(settings, demo):
     table = pq.read_table(demo / "raw" / "RadImageNet-VQA" / "benchmark" / "test-00000-of-00001.parquet")
-    assert len(table) == 18 and len(_convert(settings, "RadImageNet-VQA")) == 2
+    assert len(table) == 9 and len(_convert(settings, "RadImageNet-VQA")) == 3
 
 
-def test_rows_without_image_are_skipped_and_counted(settings, demo, capsys):
-    written = _convert(settings, "PathVQA")
-    assert len(written) == 2
-    assert "1 rows have no image and were skipped" in capsys.readouterr().out
+def test_a_row_without_image_is_never_a_match(settings, demo):
+    task = demo / "DATA_BASEDIR" / "2D_Task" / "PathVQA" / "Path-VQA_test.json"
+    record = {"qry_inst": "", "qry_text": "What does this show?", "qry_img_path": "x/none.png", "tgt_text": ["nothing"]}
+    task.write_text(json.dumps([*json.loads(task.read_text()), record]))
+    with pytest.raises(RawDataError, match=r"Path-VQA_test.json record 6: matches no row .*\(its 1 matching rows "):
+        _convert(settings, "PathVQA")
 
 
 def test_undecodable_image_and_corrupt_footer_name_the_file(settings, demo):
     path = demo / "raw" / "vqa-rad" / "data" / "test-00000-of-00001-0b1c2d3e4f.parquet"
+    table = pq.read_table(path)
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    pq.write_table(
-        pa.table(
-            {"image": pa.array([{"bytes": b"not an image", "path": None}], image), "question": ["?"], "answer": ["!"]}
-        ),
-        path,
-    )
+    images = [{"bytes": b"not an image", "path": None}] * 2 + table.column("image").to_pylist()[2:]
+    pq.write_table(table.set_column(0, "image", pa.array(images, image)), path)  # rows 0 and 1: one image
     with pytest.raises(RawDataError, match=r"test-00000-of-00001-0b1c2d3e4f.parquet: row 0 holds bytes that are not"):
         _convert(settings, "VQA-RAD")
     path.write_bytes(path.read_bytes()[:-20])
@@ -273,7 +281,7 @@ from preprocess.config import settings_from_dict
 from preprocess import steps
 settings = settings_from_dict({"raw_root": sys.argv[1], "data_basedir": sys.argv[2], "subsets": "all",
                                "registry_overrides": sys.argv[3], "verify_checksums": False})
-written = steps.Build(settings).convert(subset="PathVQA")
+written = steps.Build(settings).convert(subset="PathVQA")  # the release names big/0000.jpg .. big/4095.jpg
 # VmHWM is this program's own peak: ru_maxrss would also count the pytest process it was forked from
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(len(written), peak)
@@ -287,16 +295,26 @@ def test_a_gigabyte_parquet_streams_in_bounded_memory(tmp_path):
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     header = b"\xff\xd8\xff\xe0"  # a JPEG start: written as it is, never decoded
     with pq.ParquetWriter(
-        raw / "test-00000-of-00001-big.parquet", pa.schema([("image", image), ("question", pa.string())])
+        raw / "test-00000-of-00001-big.parquet",
+        pa.schema([("image", image), ("question", pa.string()), ("answer", pa.string())]),
     ) as out:
-        for _ in range(64):
+        for group in range(64):
             blobs = [header + os.urandom(256 * 1024 - 6) + b"\xff\xd9" for _row in range(64)]
+            questions = [f"q{group * 64 + row}?" for row in range(64)]  # one question per image
             out.write_table(
                 pa.table(
-                    {"image": pa.array([{"bytes": b, "path": None} for b in blobs], image), "question": ["?"] * 64}
+                    {
+                        "image": pa.array([{"bytes": b, "path": None} for b in blobs], image),
+                        "question": questions,
+                        "answer": ["yes"] * 64,
+                    }
                 )
             )
     assert (raw / "test-00000-of-00001-big.parquet").stat().st_size > 2**30
+    task = tmp_path / "DATA" / "2D_Task" / "PathVQA" / "Path-VQA_test.json"
+    task.parent.mkdir(parents=True)
+    records = [{"qry_text": f"q{i}?", "qry_img_path": f"big/{i:04d}.jpg", "tgt_text": ["yes"]} for i in range(4096)]
+    task.write_text(json.dumps(records))
     overrides = tmp_path / "overrides.yaml"
     overrides.write_text(
         "sources:\n  pathvqa:\n    files:\n    - {id: test, glob: 'data/test-*.parquet', min_count: 1}\n"

@@ -125,7 +125,8 @@ def test_status_counts_each_subsets_train_data_paths(built):
     command = [sys.executable, "-m", "preprocess", "status", str(demo / "DATA_BASEDIR"), "--config", str(config)]
     done = subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=REPO)
     rows = {row["subset"]: row for row in json.loads(done.stdout)["subsets"]}
-    for key, count in (("2D_Task/Brain-Tumor-MRI", 4), ("2D_Task/VindrCXR", 4), ("2D_Task/ISIC-2019", 2)):
+    # ISIC-2019: the 2 test images of the fixture's file and the 2 train images of the demo's ISIC_2019_train.jsonl
+    for key, count in (("2D_Task/Brain-Tumor-MRI", 4), ("2D_Task/VindrCXR", 4), ("2D_Task/ISIC-2019", 4)):
         assert rows[key]["train_state"] == "built", key
         assert rows[key]["train_paths_ok"] == rows[key]["train_paths"] == count, key
 

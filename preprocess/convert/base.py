@@ -21,6 +21,8 @@ from preprocess.manifest import write_manifest
 from preprocess.progress import Progress, terminal_stream
 from preprocess.registry import Conversion, Registry, Source, Subset
 
+SHOWN_BAD = 5  # bad items a stopping error lists (it counts all of them)
+
 
 @dataclass
 class ConversionContext:
@@ -93,6 +95,24 @@ class ConversionContext:
             raise exc
         (self.problems if problems is None else problems).append((item, str(exc)))
         self.log(f"skipped {item}: {exc}")
+
+    def bad_items(self, bad: list[tuple[str, str]], where: str) -> None:
+        """Bad items a plan found all at once, (item, message) each: recorded and logged with on_bad_input:
+        skip, else one error that counts them and shows the first SHOWN_BAD."""
+        if not bad:
+            return
+        if self.settings.on_bad_input == "skip":
+            for item, message in bad:
+                self.problems.append((item, message))
+                self.log(f"skipped {item}: {message}")
+            return
+        shown = "\n  ".join(message for _, message in bad[:SHOWN_BAD])
+        more = f"\n  ... and {len(bad) - SHOWN_BAD} more" if len(bad) > SHOWN_BAD else ""
+        raise RawDataError(
+            f"{self.subset.key}/{self.conversion.name}: {len(bad)} bad items in {where}:\n  {shown}{more}\n"
+            "check that both the release's files and the raw download are the published ones (or build the rest "
+            "with on_bad_input: skip)"
+        )
 
     def name(self, param: str, **fields) -> str:
         """The output name template `param` of this conversion, filled with an item's fields."""

@@ -1,10 +1,9 @@
 """Images out of Hugging Face parquet files, named by the subset's `name` template (under the subset folder).
+(The VQA tables whose names only the release's records give are preprocess/convert/parquet_records.py.)
 
 params:
   dataset     a recipe of RECIPES: which files (and in which order), which columns, which naming rule
   name        the output path under the subset folder; its fields depend on the recipe's rule:
-                content      {hash} (sha256 of the bytes, hex), {ext}: each distinct image once, however many
-                             questions show it (RadImageNet-VQA, VQA-RAD, PathVQA, MedPix)
                 sequence     {split} (file stem before the first "-"), {seq} (one counter over the files in the
                              recipe's order, from 1), {ext} (ROCO-QA)
                 split_table  {split} (from the split CSV), {label} (the class name of the label column),
@@ -62,10 +61,6 @@ RECIPES = {
         "fields": ["image_id"],
         "rule": "sequence",
     },
-    "radimagenet_vqa": {"files": ["benchmark/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
-    "vqa_rad": {"files": ["data/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
-    "pathvqa": {"files": ["data/test-*.parquet"], "image": "image", "fields": [], "rule": "content"},
-    "medpix_clinqa": {"files": ["data/train-*.parquet"], "image": "image_id", "fields": [], "rule": "content"},  # sic
 }
 
 _GLOB_CHARACTERS = set("*?[")
@@ -89,7 +84,7 @@ def _files(base: Path, patterns: list[str], what: str) -> list[Path]:
     return files
 
 
-def _row_count(path: Path) -> int:
+def row_count(path: Path) -> int:
     try:
         return pq.ParquetFile(path).metadata.num_rows
     except Exception as exc:  # pyarrow raises several types for a damaged footer
@@ -102,7 +97,7 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tup
     else a line in the log."""
     rows = []
     for path in _files(base, patterns, what):
-        count = _row_count(path)
+        count = row_count(path)
         if count == 0:
             message = f"{path}: 0 rows, no image to extract; download it again"
             if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
@@ -148,7 +143,7 @@ def _outputs(ctx, namer, record):
         yield Data(ctx.subset_path(relative), data)
 
 
-def _encoded(record) -> tuple[bytes, str]:
+def image_bytes(record) -> tuple[bytes, str]:
     """The bytes as they are when they are a known image format, else decoded and written as PNG."""
     extension = image_extension(record.data)
     if extension:
@@ -199,22 +194,6 @@ class _Rule:
         pass
 
 
-class _Content(_Rule):
-    """{hash}{ext}: an image shown by many questions is written once."""
-
-    def __init__(self, ctx, recipe):
-        super().__init__(ctx, recipe)
-        self.seen: set[str] = set()
-
-    def __call__(self, record):
-        data, extension = _encoded(record)
-        relative = self.template.format(hash=hashlib.sha256(data).hexdigest(), ext=extension)
-        if relative in self.seen:
-            return None
-        self.seen.add(relative)
-        return relative, data
-
-
 class _Sequence(_Rule):
     """{split}_sample_{seq}: one counter over every row of the recipe's files, in their fixed order."""
 
@@ -225,13 +204,13 @@ class _Sequence(_Rule):
         counted = 0
         for path in _files(base, recipe["files"], ctx.subset.key):
             self.first[str(path)] = counted + 1
-            counted += _row_count(path)
+            counted += row_count(path)
 
         self.ids: dict[str, tuple[str, str]] = {}  # image_id -> (digest of its bytes, where first seen)
         self.reused: list[str] = []
 
     def __call__(self, record):
-        data, extension = _encoded(record)
+        data, extension = image_bytes(record)
         seq = self.first[str(record.file)] + record.row
         self._note_id(record, data)
         return self.template.format(split=_stem_split(str(record.file)), seq=seq, ext=extension), data
@@ -329,4 +308,4 @@ class _SplitTable(_Rule):
             self.ctx.log(f"{count} rows of split {split!r} were skipped (params.splits: {self.ctx.params['splits']})")
 
 
-RULES = {"content": _Content, "sequence": _Sequence, "split_table": _SplitTable}
+RULES = {"sequence": _Sequence, "split_table": _SplitTable}

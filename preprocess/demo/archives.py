@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import stat
-import struct
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,35 +18,9 @@ from preprocess.demo.images import encode, pattern
 IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 
 
-def stored_png(array: np.ndarray) -> bytes:
-    """A PNG (8-bit gray or RGB) whose deflate stream is stored, not compressed: the same bytes with any zlib or
-    Pillow, so the content-hash names in the demo's literal task JSONs stay valid."""
-    height, width = array.shape[:2]
-    raw = b"".join(b"\x00" + array[y].tobytes() for y in range(height))
-    blocks, position = b"", 0
-    while True:
-        piece = raw[position : position + 65535]
-        position += len(piece)
-        last = position >= len(raw)
-        blocks += struct.pack("<BHH", int(last), len(piece), len(piece) ^ 0xFFFF) + piece
-        if last:
-            break
-    stream = b"\x78\x01" + blocks + struct.pack(">I", zlib.adler32(raw))
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2 if array.ndim == 3 else 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", stream) + chunk(b"IEND", b"")
-
-
 def _write(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, row_group_size=rows_per_group)
-
-
-def _hash_name(data: bytes, extension: str) -> str:
-    return hashlib.sha256(data).hexdigest()[:20] + extension
 
 
 def _mask_png(mask: np.ndarray) -> bytes:
@@ -112,45 +83,129 @@ def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
     return pa.table({"image": column, **extra})
 
 
+def _qa_rows(base: Path, name: str, images: list[bytes], rows: list[tuple[int | None, str, str]]) -> None:
+    """A parquet of (image, question, answer) rows; a row's image is images[k] (None: a row without image)."""
+    table = _qa_table(
+        [None if k is None else images[k] for k, _, _ in rows],
+        {"question": [q for _, q, _ in rows], "answer": [a for _, _, a in rows]},
+    )
+    _write(base / "data" / name, table)
+
+
+# The demo's VQA tables: several questions per image, question texts shared by images (with the same answer
+# too), no image id; the release's records (preprocess/demo/release) name the images by paths of their own.
+# Each row: (image, question, answer). Image k of a table is pattern(seed + k), PNG unless listed as JPEG.
+VQA_RAD = {
+    "test": (200, [], [(0, "Is there a fracture?", "no"), (0, "What organ is this?", "brain"),
+                       (1, "Is there a fracture?", "no"), (1, "What organ is this?", "chest"),
+                       (2, "Is the lesion hyperdense?", "yes")]),
+    "train": (210, [], [(0, "Is the heart enlarged?", "yes"), (0, "What plane is this?", "axial"),
+                        (1, "Is the heart enlarged?", "yes"), (1, "What plane is this?", "coronal")]),
+}  # fmt: skip
+PATHVQA = {
+    "test": (220, [0], [(0, "What is present?", "necrosis"), (0, "Is this tissue malignant?", "yes"),
+                        (1, "Is this tissue malignant?", "yes"), (1, "What is present?", "fibrosis"),
+                        (1, "Where is this from?", "liver"), (2, "Is this tissue malignant?", "no"),
+                        (None, "What does this show?", "nothing")]),
+    "train": (230, [], [(0, "What is shown?", "granuloma"), (0, "Is there inflammation?", "yes"),
+                        (1, "Is there inflammation?", "yes"), (1, "What is shown?", "metastasis")]),
+}  # fmt: skip
+VQA_FILES = {"vqa_rad": "-00000-of-00001-0b1c2d3e4f.parquet", "pathvqa": "-00000-of-00001-9f8e7d6c5b.parquet"}
+
+
+def _vqa_images(seed: int, jpeg: list[int], count: int, channels: int) -> list[bytes]:
+    return [encode(pattern(seed + k, (32, 32), channels), "JPEG" if k in jpeg else "PNG") for k in range(count)]
+
+
+def _vqa(base: Path, table: dict, suffix: str, channels: int) -> None:
+    for split, (seed, jpeg, rows) in table.items():
+        images = _vqa_images(seed, jpeg, 1 + max(k for k, _, _ in rows if k is not None), channels)
+        _qa_rows(base, f"{split}{suffix}", images, rows)
+
+
 def vqa_rad(base: Path) -> None:
-    unique = [stored_png(pattern(200 + i, (32, 32), 1)) for i in range(3)]
-    rows = [unique[0], unique[0], unique[1], unique[2], unique[1]]  # many questions per image, no image id
-    table = _qa_table(rows, {"question": [f"q{i}?" for i in range(5)], "answer": ["yes", "no", "yes", "no", "x"]})
-    _write(base / "data" / "test-00000-of-00001-0b1c2d3e4f.parquet", table)
+    _vqa(base, VQA_RAD, VQA_FILES["vqa_rad"], channels=1)
 
 
 def pathvqa(base: Path) -> None:
-    unique = [stored_png(pattern(220 + i, (32, 32))) for i in range(2)]
-    rows = [unique[0], unique[1], unique[1], None]  # one row without an image
-    table = _qa_table(rows, {"question": ["a?", "b?", "c?", "d?"], "answer": ["yes", "no", "no", "yes"]})
-    _write(base / "data" / "test-00000-of-00001-9f8e7d6c5b.parquet", table)
+    _vqa(base, PATHVQA, VQA_FILES["pathvqa"], channels=3)
+
+
+# RadImageNet-VQA's benchmark config: per image (modality, location, abnormal) and three questions, an open,
+# a closed (yes/no, shared by every image) and a multiple-choice one (answer a letter of `choices`).
+RADIMAGENET_IMAGES = [("CT", "abdomen", True), ("MRI", "brain", False), ("CT", "knee", True)]
+RADIMAGENET_REGIONS = ["abdomen", "brain", "knee", "spine"]
+RADIMAGENET_CAPTIONS = [
+    "Axial CT image of the abdomen without abnormality.",
+    "MRI of the brain showing a glioma.",
+    "CT of the lung with a solid nodule.",
+]
 
 
 def radimagenet_vqa(base: Path) -> None:
-    unique = [stored_png(pattern(240 + i, (32, 32), 1)) for i in range(2)]
-    rows = [unique[i // 9] for i in range(18)]  # nine questions on each image
-    metadata = pa.array(
-        [
-            {
-                "content_type": "modality",
-                "correct_text": "CT",
-                "is_abnormal": i % 2 == 0,
-                "location": "abdomen",
-                "modality": "CT",
-                "pathology": "none",
-                "question_id": f"q{i}",
-            }
-            for i in range(18)
+    images = [encode(pattern(240 + k, (32, 32), 1), "JPEG" if k == 2 else "PNG") for k in range(3)]
+    rows, questions = [], []
+    for k, (modality, location, abnormal) in enumerate(RADIMAGENET_IMAGES):
+        letter = "ABCD"[RADIMAGENET_REGIONS.index(location)]
+        questions += [
+            ("What is the imaging modality of this image?", None, modality, "open", "modality", modality),
+            ("Is this image abnormal?", None, "yes" if abnormal else "no", "closed", "abnormality", None),
+            ("Which anatomical region is shown?", RADIMAGENET_REGIONS, letter, "mcq", "anatomy", location),
         ]
-    )
+        rows += [k] * 3
+    metadata = [
+        {"content_type": content, "correct_text": correct, "is_abnormal": RADIMAGENET_IMAGES[k][2],
+         "location": RADIMAGENET_IMAGES[k][1], "modality": RADIMAGENET_IMAGES[k][0], "pathology": "normal",
+         "question_id": f"{content}_{n % 3}"}
+        for n, (k, (_, _, _, _, content, correct)) in enumerate(zip(rows, questions, strict=True))
+    ]  # fmt: skip
     extra = {
-        "question": [f"q{i}" for i in range(18)],
-        "choices": pa.array([["A", "B"] if i % 3 else None for i in range(18)], pa.list_(pa.string())),
-        "answer": ["A"] * 18,
-        "question_type": ["mcq"] * 18,
-        "metadata": metadata,
+        "question": [q[0] for q in questions],
+        "choices": pa.array([q[1] for q in questions], pa.list_(pa.string())),
+        "answer": [q[2] for q in questions],
+        "question_type": [q[3] for q in questions],
+        "metadata": pa.array(metadata),
     }
-    _write(base / "benchmark" / "test-00000-of-00001.parquet", _qa_table(rows, extra), rows_per_group=5)
+    _write(base / "benchmark" / "test-00000-of-00001.parquet", _qa_table([images[k] for k in rows], extra), 4)
+    # the alignment config (train): one caption per image, the same prompt for all
+    captions = [encode(pattern(250 + k, (32, 32), 1), "PNG") for k in range(3)]
+    turn = pa.struct([("from", pa.string()), ("value", pa.string())])
+    conversations = [
+        [{"from": "human", "value": "<image>\nDescribe this medical image."}, {"from": "gpt", "value": text}]
+        for text in RADIMAGENET_CAPTIONS
+    ]
+    alignment = _qa_table(
+        captions,
+        {
+            "conversations": pa.array(conversations, pa.list_(turn)),
+            "metadata": pa.array([{**m, "correct_text": None} for m in metadata[::3]]),
+        },
+    )
+    _write(base / "alignment" / "train-00000-of-00001.parquet", alignment)
+
+
+# MedPix ClinQA: two of the seven shards; image k is pattern(280 + k). Image 1 and 2 are asked the same
+# question with other answers; image 0 and 1 share "What modality is this?" with other answers too.
+MEDPIX_SHARDS = [
+    [(0, "What abnormality is seen?", "pneumothorax"), (1, "What modality is this?", "CT")],
+    [(1, "What abnormality is seen?", "appendicitis"), (2, "What modality is this?", "MRI"),
+     (2, "What abnormality is seen?", "meningioma"), (0, "What modality is this?", "X-ray")],
+]  # fmt: skip
+
+
+def medpix(base: Path) -> None:
+    unique = [encode(pattern(280 + i, (32, 32), 1), "PNG") for i in range(3)]
+    for shard, rows in enumerate(MEDPIX_SHARDS):
+        table = pa.table(
+            {
+                "image_id": pa.array([{"bytes": unique[k], "path": None} for k, _, _ in rows], IMAGE),  # sic
+                "mode": ["CT"] * len(rows),
+                "case_id": [f"MPX{1000 + shard * 10 + i}" for i in range(len(rows))],
+                "question": [q for _, q, _ in rows],
+                "answer": [a for _, _, a in rows],
+            }
+        )
+        _write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table)
 
 
 # The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic).
@@ -178,22 +233,6 @@ def roco_qa(base: Path) -> None:
         _write(base / "data" / name, table)
         seed += rows
     # Test rows are images 7, 8 and 9 of the one counter over the five files.
-
-
-def medpix(base: Path) -> None:
-    unique = [stored_png(pattern(280 + i, (32, 32), 1)) for i in range(3)]
-    for shard in range(2):
-        rows = unique[shard : shard + 2]
-        table = pa.table(
-            {
-                "image_id": pa.array([{"bytes": b, "path": None} for b in rows], IMAGE),  # sic
-                "mode": ["CT"] * 2,
-                "case_id": [f"c{shard}{i}" for i in range(2)],
-                "question": ["?"] * 2,
-                "answer": ["!"] * 2,
-            }
-        )
-        _write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table)
 
 
 def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:

@@ -40,6 +40,8 @@ def isic2019(base: Path) -> None:
     for n, name in enumerate(names):
         _put(base / "ISIC_2019_Test_Input" / name, encode(pattern(10 + n), "JPEG"))
     _text(base / "ISIC_2019_Test_Input" / "LICENSE.txt", "CC BY-NC 4.0\n")
+    for n in range(3):  # ISIC_2019_Training_Input.zip, for the train split
+        _put(base / "ISIC_2019_Training_Input" / f"ISIC_000000{n}.jpg", encode(pattern(15 + n), "JPEG"))
 
 
 def brain_tumor_mri(base: Path) -> None:
