@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, reports, splits, tables, validate
+from preprocess import layout, reports, runview, splits, tables, validate
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
@@ -39,12 +39,13 @@ class Build:
     def plan(self, *, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None):
         """Decide what is built; print the check and plan tables; write instructions for what is missing."""
         print(reports.check_table(self.registry, checks))
+        every = runview.checks(self.registry, self.settings, self.results, checks)  # a partial run: and the rest
         if table_out is not None:
-            _write_sources_table(self.registry, checks, Path(table_out))
+            _write_sources_table(self.registry, every, Path(table_out))
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
         print()
         print(reports.plan_table(plans, checks, self.registry))
-        instructions = reports.instructions_text(self.registry, checks) or "Every checked source is present.\n"
+        instructions = reports.instructions_text(self.registry, every) or "Every checked source is present.\n"
         atomic_write_text(instructions_out, instructions)
         print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
         atomic_write_json(plan_out, plan_to_json(plans))
@@ -142,7 +143,9 @@ class Build:
         """One validation table over every built subset, and the build's front page (counts, what was not
         built and why, every failing path). Never raises: a failed validation is written down first, and the
         workflow's last rule (`validation_passed`) fails on it, so the report can always be built."""
-        plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        planned = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        plans = runview.plans(self.registry, self.settings, self.results, planned)  # a partial run: and the rest
+        report_files = runview.report_files(self.results, plans, report_files)
         all_reports = read_reports(report_files)
         bad_items = _skipped_once(report_files)
         skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
