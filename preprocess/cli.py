@@ -272,12 +272,16 @@ def cmd_plan(args) -> int:
     started = time.monotonic()
     settings = _settings(args)
     registry = settings.registry()
-    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry))
+    plans = estimate.raw_plans(settings, registry)
+    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), plans=plans)
     if args.json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
     print(estimate.table(found))
-    print(f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s")
+    print(
+        f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
+        "data is present as their conversions plan them, of the others as the registry counts a full download"
+    )
     return 0
 
 
