@@ -673,7 +673,7 @@ def interrupt_in_parent_only() -> None:
 
 
 # Commands that only read a tree: they use a results folder's caches when it exists, and never create one.
-READ_ONLY = ("validate", "status")
+READ_ONLY = ("validate", "status", "eval-config", "plan")
 
 
 def main(argv=None, prog: str = "python -m preprocess") -> int:
