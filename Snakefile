@@ -21,7 +21,9 @@ if not workflow.overwrite_configfiles:
 # Checked here without filling in defaults (the config the summary records is the one the user wrote), by the
 # CLI's checker: one line per wrong key, where Snakemake's validate() prints the whole schema.
 try:
-    check_schema(dict(config), "config.schema.yaml", "the configuration", error=ConfigError)
+    check_schema(
+        dict(config), "config.schema.yaml", "the configuration", error=ConfigError
+    )
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
