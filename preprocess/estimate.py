@@ -57,9 +57,10 @@ def load_costs(path: Path = COSTS) -> dict[str, Cost]:
 
 
 def cost_key(registry, subset, conversion) -> str:
-    """kind/dataset (or kind/recipe) when the kind has recipes, else the kind."""
+    """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
+    when the conversion names one, else the kind (costs.yaml falls back to the kind's entry)."""
     params = conversion.params
-    detail = params.get("dataset") or params.get("recipe")
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag")
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
         source = params.get("source") or subset.source_ids[0]
         detail = detail.get(registry.source(source).variant)
