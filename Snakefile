@@ -2,7 +2,11 @@
 # Stages: check each raw source -> plan what can be built -> convert -> validate every task JSON -> attest.
 
 
-from snakemake.utils import min_version, validate
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version
+
+from preprocess.errors import ConfigError
+from preprocess.registry import check_schema
 
 min_version("9.0")
 
@@ -14,8 +18,14 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
-# Checked here without filling in defaults: the config the summary records is the one the user wrote.
-validate(config, "preprocess/schemas/config.schema.yaml", set_default=False)
+# Checked here without filling in defaults (the config the summary records is the one the user wrote), by the
+# CLI's checker: one line per wrong key, where Snakemake's validate() prints the whole schema.
+try:
+    check_schema(
+        dict(config), "config.schema.yaml", "the configuration", error=ConfigError
+    )
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 
 
 include: "workflow/rules/common.smk"

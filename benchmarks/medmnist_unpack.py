@@ -25,7 +25,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from timing import build_seconds, fresh_folders, pinned, timed  # noqa: E402
+from timing import build_seconds, fresh_folders, pinned, require_tool, timed  # noqa: E402
 
 from preprocess.register import observed_files  # noqa: E402
 from preprocess.registry import load_registry  # noqa: E402
@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "medmnist")
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of: {', '.join(CASES)}")
     args = parser.parse_args()
+    require_tool("medmnist")  # before minutes of measuring, not in the first reference run
     rows = []
     with fresh_folders(args.out / "outputs") as folders:  # one deletion at the very end: see timing.py
         for key in args.cases.split(","):

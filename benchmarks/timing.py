@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import os
 import re
@@ -18,8 +19,31 @@ def timed(command: list[str]) -> tuple[float, str]:
     """Wall seconds of one run of `command` and its standard error, after flushing earlier writes to disk."""
     os.sync()  # the previous run's dirty pages are written back now, not during this run
     started = time.perf_counter()
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:  # its own last lines say why, not a CalledProcessError that hides them
+        tail = "\n".join((done.stderr + done.stdout).strip().splitlines()[-15:])
+        raise SystemExit(f"{' '.join(command)} failed (exit {done.returncode}):\n{tail}")
     return time.perf_counter() - started, done.stderr + done.stdout
+
+
+# The benchmarks' reference tools that the package itself does not install: module -> how to install it.
+REFERENCE_TOOLS = {
+    "medmnist": "`make .venv/.reference` (the Makefile's target for tests/requirements-reference.txt), or by "
+    "hand: pip install -r tests/requirements-reference.txt && pip install --no-deps medmnist==3.0.2",
+}
+
+
+def require_tool(module: str) -> None:
+    """Stop before measuring anything when a reference tool the benchmark compares with is not installed."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:
+        found = False
+    if not found:
+        raise SystemExit(
+            f"the reference tool {module} is not installed for {sys.executable}: this benchmark compares the "
+            f"pipeline with it. Install it with {REFERENCE_TOOLS[module]}"
+        )
 
 
 # ext4 without a journal (this machine's disk) will not reuse an inode freed less than 60 s ago, or 360 s
@@ -48,6 +72,7 @@ def fresh_folders(parent: Path):
     finally:
         shutil.rmtree(runs, ignore_errors=True)
         os.sync()
+        DELETION_MARKER.parent.mkdir(parents=True, exist_ok=True)  # a fresh clone has no benchmarks/out/
         DELETION_MARKER.write_text(f"{time.time()}\n")
 
 

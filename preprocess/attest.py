@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import os
 import posixpath
 import stat
 import sys
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -315,13 +316,29 @@ def attest(
     jobs = [job for one in named for _, job in sorted(one.jobs.items())]
     log(f"attest: {len(jobs):,} images of {len(chosen)} built subsets, {workers} worker(s)")
     progress = Progress("attest", len(jobs), log=log, interval=progress_interval, bar_stream=bar_stream)
-    out = Path(out)
+    found = write_entries(Path(out), _advancing(_fingerprint_all(jobs, workers), progress))
+    progress.close()
+    for status in (MISSING, UNDECODABLE, UNSAFE):
+        if found.counts[status]:
+            log(f"warning: {found.counts[status]} images {status} (listed as such in {out})")
+    return found
+
+
+def _advancing(entries: Iterable[Entry], progress) -> Iterator[Entry]:
+    for entry in entries:
+        yield entry
+        progress.advance()
+
+
+def write_entries(out: Path, entries: Iterable[Entry]) -> Attestation:
+    """Write the fingerprint file `out` atomically from entries in (subset, path) order: they go to a temporary
+    file as they come (none is held), then behind the header that their digests make."""
     out.parent.mkdir(parents=True, exist_ok=True)
     body = out.with_name(f".{out.name}.body.part")
     tree, digests, counts = hashlib.sha256(), {}, dict.fromkeys(STATUSES, 0)
     try:
         with open(body, "wb") as handle:
-            for entry in _fingerprint_all(jobs, workers):
+            for entry in entries:
                 line = (entry.line() + "\n").encode("utf-8", ENCODING_ERRORS)
                 if entry.subset not in digests:
                     digests[entry.subset] = [hashlib.sha256(), 0]
@@ -330,18 +347,20 @@ def attest(
                 tree.update(line)
                 counts[entry.status] += 1
                 handle.write(line)
-                progress.advance()
-        progress.close()
         found = Attestation(
             tree.hexdigest(), {k: (d.hexdigest(), n) for k, (d, n) in digests.items()}, counts, decoder_versions()
         )
         _write_with_header(out, body, found)
     finally:
         body.unlink(missing_ok=True)
-    for status in (MISSING, UNDECODABLE, UNSAFE):
-        if counts[status]:
-            log(f"warning: {counts[status]} images {status} (listed as such in {out})")
     return found
+
+
+def merge(files: Iterable[Path], out: Path) -> Attestation:
+    """One fingerprint file from several, each of other subsets (the workflow's per-subset files): their
+    entries in (subset, path) order, the digests computed anew over them."""
+    streams = [read_entries(Path(path)) for path in files]
+    return write_entries(Path(out), heapq.merge(*streams, key=lambda entry: entry.key))
 
 
 def _fingerprint_all(jobs: list[Job], workers: int) -> Iterator[Entry]:
@@ -583,18 +602,19 @@ def front_digests(path: Path) -> dict:
     return {"file": str(path), "tree": header.tree, "decoder": header.decoder, "subsets": subsets}
 
 
-def published_states(registry: Registry, fingerprints: Path) -> dict[str, str]:
+def published_states(registry: Registry, fingerprints: Path | None) -> dict[str, str]:
     """For `status`: per subset whose registry entry publishes a fingerprint, whether the build's fingerprint
-    file (written by the workflow) holds the same digest for it."""
+    file (written by the workflow) holds the same digest for it (None: no results folder, nothing attested)."""
     keys = [s for s in registry.subsets if s.fingerprint is not None]
     if not keys:
         return {}
-    header = read_header(fingerprints) if fingerprints.is_file() else None
+    header = read_header(fingerprints) if fingerprints is not None and fingerprints.is_file() else None
     attested = header.subsets if header is not None else {}
     states = {}
     for subset in keys:
         if subset.key not in attested:
-            states[subset.key] = f"not attested (no entry in {fingerprints})"
+            where = fingerprints if fingerprints is not None else "a results folder (none given or found)"
+            states[subset.key] = f"not attested (no entry in {where})"
         elif attested[subset.key] == subset.fingerprint:
             states[subset.key] = "matches published"
         else:

@@ -41,7 +41,7 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
     from preprocess.config import find_config, load_settings, require_directory
 
     settings = load_settings(
-        find_config(args.config),
+        find_config(args.config, getattr(args, "data_basedir", None)),
         require_raw=require_raw,
         data_basedir=getattr(args, "data_basedir", None),
         raw_root=getattr(args, "raw_root", None),
@@ -221,7 +221,7 @@ def _source_text(source, users) -> str:
 def _check(args):
     from preprocess import steps
 
-    settings = _settings(args)
+    settings = _settings(args, basedir="read" if args.data_basedir else None)
     registry = settings.registry()
     for name in args.source or []:
         _source(registry, name)
@@ -285,12 +285,16 @@ def cmd_plan(args) -> int:
     started = time.monotonic()
     settings = _settings(args)
     registry = settings.registry()
-    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry))
+    plans = estimate.raw_plans(settings, registry)
+    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), plans=plans)
     if args.json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
     print(estimate.table(found))
-    print(f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s")
+    print(
+        f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
+        "data is present as their conversions plan them, of the others as the registry counts a full download"
+    )
     return 0
 
 
@@ -335,8 +339,22 @@ def cmd_validate(args) -> int:
     _print_validation(all_reports, states, registry, settings.data_basedir, show_not_built=not args.subset)
     if args.report:
         _write_validation_report(Path(args.report), states, all_reports)
-    requested_failed = args.subset and (not all_reports or any(s == "not built" for s in states.values()))
-    return 1 if any(not r.passed for r in all_reports) or requested_failed else 0
+    requested = [key for key, state in states.items() if state == "not built"] if args.subset else []
+    print("\n" + _verdict(all_reports, requested))
+    return 1 if any(not r.passed for r in all_reports) or requested or not all_reports else 0
+
+
+def _verdict(all_reports, not_built: list[str]) -> str:
+    """validate's last line: whether every task file checked resolves every path."""
+    passed = sum(r.passed for r in all_reports)
+    if passed == len(all_reports) and all_reports and not not_built:
+        return f"valid: {passed} of {len(all_reports)} task files resolve every path"
+    if not all_reports:
+        return "NOT valid: no task file of the subsets asked for was found"
+    why = [f"{len(all_reports) - passed} of {len(all_reports)} task files have paths that do not resolve"]
+    if not_built:
+        why.append(f"asked for but not built: {', '.join(not_built)}")
+    return f"NOT valid: {'; '.join(why)}"
 
 
 def _print_validation(all_reports, states: dict, registry, data_basedir: Path, show_not_built: bool) -> None:
@@ -413,6 +431,9 @@ def cmd_slice(args) -> int:
     from preprocess.volumes.recipes import Profile
     from preprocess.volumes.slicer import canonical_slices, reference_slices, view_slices
 
+    if not Path(args.file).is_file():
+        what = "is a folder, not a volume file" if Path(args.file).is_dir() else "does not exist"
+        raise PreprocessError(f"{args.file} {what}: give the path of a .nii, .nii.gz, .nrrd or .npy file")
     volume = read_volume(Path(args.file))
     if args.window:
         profile = Profile("ct_window", level=args.window[0], width=args.window[1], count=args.count)
@@ -457,7 +478,8 @@ def cmd_status(args) -> int:
         checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
         plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings)}
     rows, counts = [], {}
-    published = attest.published_states(registry, args.results / layout.FINGERPRINTS)
+    fingerprints = args.results / layout.FINGERPRINTS if args.results is not None else None
+    published = attest.published_states(registry, fingerprints)
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
         train = splits.wanted(settings, subset) == splits.ALL
@@ -528,6 +550,8 @@ def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple
         return "built", ""
     if state == "failed":
         step = f"python -m preprocess validate {data_basedir} --subset {subset.key} --report r.json"
+        if plan is None and any(c.kind == "symlink_farm" for c in subset.conversions):
+            step = "give --raw-root DIR (or a --config with raw_root): its links point into the raw root"
         return ("partially valid" if ok else "failed"), step
     if plan is not None and plan.action == "skip":
         step = f"python -m preprocess info {sorted(plan.instructions)[0]}" if plan.instructions else ""
@@ -591,14 +615,14 @@ class _VersionAction(argparse.Action):
 
 
 def _args_list(p) -> None:
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one object per subset (the table's columns) instead")
     p.add_argument("--markdown", action="store_true", help="the table of the README")
     p.add_argument("--naming", action="store_true", help="the README's table of output-name templates")
 
 
 def _args_info(p) -> None:
-    p.add_argument("name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("name", help="a subset (e.g. 2D_Task/APTOS or APTOS) or a source id (see `list`)")
+    p.add_argument("--json", action="store_true", help="the registry's record of it as JSON")
 
 
 def _args_check(p) -> None:
@@ -732,9 +756,15 @@ def interrupt_in_parent_only() -> None:
         signal.signal(signal.SIGINT, handler)
 
 
+# Commands that only read a tree: they use a results folder's caches when it exists, and never create one.
+READ_ONLY = ("validate", "status", "eval-config", "plan")
+
+
 def main(argv=None, prog: str = "python -m preprocess") -> int:
     args = build_parser(prog).parse_args(argv)
     interrupt_in_parent_only()
+    if args.command in READ_ONLY and not args.results.is_dir():
+        args.results = None
     schemacheck.remember_in(getattr(args, "results", None))
     try:
         code = args.func(args)

@@ -88,12 +88,21 @@ def read_config_file(path: str | Path) -> dict:
 SHIPPED_CONFIG = "config.yaml"
 
 
-def find_config(explicit: str | Path | None) -> Path | None:
-    """The config file a command reads: the one given, else ./config.yaml when present (as the workflow)."""
+def find_config(explicit: str | Path | None, data_basedir: str | Path | None = None) -> Path | None:
+    """The config file a command reads: the one given, else ./config.yaml when present (as the workflow).
+
+    A ./config.yaml that builds the demo is not read for an explicit DATA_BASEDIR outside the demo's folder:
+    its raw root, overrides and demo check are the demo's, not those of the tree the user named."""
     if explicit:
         return Path(explicit)
     shipped = Path(SHIPPED_CONFIG)
-    return shipped if shipped.is_file() else None
+    if not shipped.is_file():
+        return None
+    if data_basedir is not None:
+        demo = read_config_file(shipped).get("demo")
+        if demo and not Path(data_basedir).resolve().is_relative_to(Path(demo).resolve()):
+            return None
+    return shipped
 
 
 def load_settings(config_file: str | Path | None = None, require_raw: bool = True, **cli_values) -> Settings:

@@ -1,7 +1,10 @@
 """Before converting: per subset and split, how many items, output files and bytes, and how many core-hours and
 jobs a build takes (`python -m preprocess plan`), from the per-item costs of preprocess/registry/costs.yaml
-(measured by benchmarks/item_costs.py) and item counts read cheaply from the raw root: the matches of each
-registry glob, the stored split counts of npz archives, the stored item counts of single-file sources.
+(measured by benchmarks/item_costs.py) and item counts. For a subset whose raw data is present (a presence
+check: file lists and counts, no checksums) the items are those its conversions plan from the raw data, as
+the build itself plans them; otherwise, and for the workflow's shard counts, they are read cheaply from the
+registry and the raw root: the matches of each registry glob, the stored split counts of npz archives, the
+stored item counts of single-file sources (full-size figures: what a complete download holds).
 
 The workflow cuts a train conversion into as many shards as keep each job under JOB_SECONDS on one core."""
 
@@ -17,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from preprocess import layout, splits, tables
-from preprocess.errors import RegistryError
+from preprocess.errors import PreprocessError, RegistryError
 from preprocess.registry import REGISTRY_DIR, SafeLoader
 
 COSTS = REGISTRY_DIR / "costs.yaml"
@@ -43,6 +46,8 @@ class Estimate:
     bytes: int
     core_hours: float
     jobs: int
+    buildable: bool = True  # its raw data is present (else the figures are the registry's, for after download)
+    raw: str = ""  # why not buildable (raw missing, raw incomplete), or "" when it is
 
 
 @functools.cache
@@ -52,9 +57,10 @@ def load_costs(path: Path = COSTS) -> dict[str, Cost]:
 
 
 def cost_key(registry, subset, conversion) -> str:
-    """kind/dataset (or kind/recipe) when the kind has recipes, else the kind."""
+    """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
+    when the conversion names one, else the kind (costs.yaml falls back to the kind's entry)."""
     params = conversion.params
-    detail = params.get("dataset") or params.get("recipe")
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag")
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
         source = params.get("source") or subset.source_ids[0]
         detail = detail.get(registry.source(source).variant)
@@ -158,15 +164,49 @@ def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] |
     return _jobs(settings, subset, conversion, items, cost, ceiling)
 
 
-def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = None) -> list[Estimate]:
-    """One estimate per (subset, conversion) pair of `conversions` that converts anything."""
+def raw_plans(settings, registry) -> dict:
+    """What a build would do with each selected subset (preprocess.plan.SubsetPlan), from a presence check of
+    its sources: file lists and counts, no checksums (`check` verifies those) and no download."""
+    from dataclasses import replace
+
+    from preprocess.plan import plan_subset
+    from preprocess.rawcheck import check_all
+
+    quick = replace(settings, verify_checksums=False, allow_download=False)
+    chosen = registry.select(settings.subsets)
+    checks = check_all(registry, quick, sorted({s for subset in chosen for s in subset.source_ids}), None)
+    return {subset.key: plan_subset(registry, subset, checks, settings) for subset in chosen}
+
+
+def planned_items(registry, settings, subset, conversion) -> int | None:
+    """Items of one conversion as the build plans them from the raw data (None: its plan fails on this raw
+    data, which the build would report)."""
+    from preprocess.convert import ConversionContext, kind_module
+
+    ctx = ConversionContext(registry, settings, subset, conversion, log=lambda text: None)
+    try:
+        return len(kind_module(registry.kinds[conversion.kind]).plan(ctx))
+    except (PreprocessError, OSError, ValueError):  # bad raw data: the cheap count stands in
+        return None
+
+
+def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = None, plans=None) -> list[Estimate]:
+    """One estimate per (subset, conversion) pair of `conversions` that converts anything; with `plans` (of
+    raw_plans) the items of a buildable subset's test conversions are counted by their own plans, and every
+    estimate says whether its subset is buildable."""
     costs = costs or load_costs()
     found = []
     for subset, conversion in conversions:
         if registry.kinds[conversion.kind].module is None:
             continue
         cost = cost_of(registry, subset, conversion, costs)
-        items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+        plan = (plans or {}).get(subset.key)
+        buildable = plan is None or plan.action != "skip"
+        # A train conversion's items are counted as the workflow counts them to cut its jobs (count_items).
+        planned = plan is not None and buildable and conversion.split != "train"
+        items = planned_items(registry, settings, subset, conversion) if planned else None
+        if items is None:
+            items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
         found.append(
             Estimate(
                 subset.key,
@@ -184,6 +224,8 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
                     cost,
                     _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
                 ),
+                buildable,
+                "" if buildable else plan.reason,
             )
         )
     return found
@@ -208,16 +250,23 @@ def _size(count: float) -> str:
 
 
 def table(estimates: list[Estimate]) -> str:
-    """Per subset and split (its conversions added up), then the totals."""
+    """Per subset and split (its conversions added up) with whether it is buildable, then the total of what
+    will be built, and apart the full-size figures of what will not (until its raw data is there)."""
     rows: dict[tuple[str, str], list] = {}
+    raw: dict[str, str] = {}
     for e in estimates:
         row = rows.setdefault((e.subset, e.split), [0, 0, 0, 0.0, 0])
         for index, value in enumerate((e.items, e.files, e.bytes, e.core_hours, e.jobs)):
             row[index] += value
-    totals = [sum(row[i] for row in rows.values()) for i in range(5)]
-    body = [[subset, split, *_cells(row)] for (subset, split), row in sorted(rows.items())]
-    body.append(["total", "", *_cells(totals)])
-    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs"]
+        raw[e.subset] = "yes" if e.buildable else f"no: {e.raw}"
+    body = [[subset, split, *_cells(row), raw[subset]] for (subset, split), row in sorted(rows.items())]
+    built = [row for (subset, _), row in rows.items() if raw[subset] == "yes"]
+    body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "what will be built"])
+    if len(built) < len(rows):
+        skipped = [row for (subset, _), row in rows.items() if raw[subset] != "yes"]
+        label = f"{len({s for (s, _) in rows if raw[s] != 'yes'})} subsets not built, once downloaded"
+        body.append(["not built", "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), label])
+    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "buildable"]
     return tables.render(headers, body)
 
 

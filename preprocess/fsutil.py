@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path, PurePosixPath
 
 from preprocess.errors import UnsafePathError
@@ -13,10 +13,21 @@ from preprocess.errors import UnsafePathError
 _CHUNK = 1 << 20
 
 
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside `path`, created with the permissions the umask gives (mkstemp's are 0600: the
+    evaluation configs and reports must be readable by the others a cluster's umask lets read them)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(4)}.part")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary name in the same folder, then rename: readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -22,6 +22,7 @@ SUMMARY_TEXT = "validation/summary.txt"
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
 FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/attest.py)
+SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which the workflow makes FINGERPRINTS
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:

@@ -25,27 +25,27 @@ class SubsetPlan:
 def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck], settings=None) -> list[SubsetPlan]:
     """One plan per selected subset (for the splits `settings` asks for; None: test); a subset named explicitly
     that cannot be built raises RawDataError."""
-    plans = []
-    for subset in registry.select(selection):
-        if subset.is_text:
-            plans.append(SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert"))
-            continue
-        problems = subset_missing(registry, subset, checks, settings=settings)
-        release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
-        if release and not problems:
-            plans.append(SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release))
-        elif problems:
-            bad = sorted({p.split(":")[0] for p in problems})
-            reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
-            instructions = {s: checks[s].instructions for s in bad}
-            plans.append(SubsetPlan(subset.key, SKIP, reason, problems, instructions))
-        else:
-            plans.append(SubsetPlan(subset.key, BUILD))
+    plans = [plan_subset(registry, subset, checks, settings) for subset in registry.select(selection)]
     if selection != "all":
         blocked = [p for p in plans if p.action == SKIP]
         if blocked:
             raise RawDataError(explain_blocked(blocked))
     return plans
+
+
+def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None) -> SubsetPlan:
+    """Build, validate (a text subset) or skip one subset, given the checks of its sources."""
+    if subset.is_text:
+        return SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert")
+    problems = subset_missing(registry, subset, checks, settings=settings)
+    release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
+    if release and not problems:
+        return SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release)
+    if not problems:
+        return SubsetPlan(subset.key, BUILD)
+    bad = sorted({p.split(":")[0] for p in problems})
+    reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
+    return SubsetPlan(subset.key, SKIP, reason, problems, {s: checks[s].instructions for s in bad})
 
 
 def explain_blocked(blocked: list[SubsetPlan]) -> str:

@@ -58,8 +58,13 @@ def _validation_summary(smk, build):
     )
 
 
-def _attest(smk, build):
-    build.attest(out=Path(smk.output[0]), workers=smk.threads)
+def _attest_subset(smk, build):
+    subset = f"{smk.wildcards.group}/{smk.wildcards.folder}"
+    build.attest(out=Path(smk.output[0]), workers=smk.threads, subset=subset)
+
+
+def _fingerprints(smk, build):
+    build.gather_fingerprints(files=smk.input.fingerprints, out=Path(smk.output[0]))
 
 
 def _validation_passed(smk, build):
@@ -99,7 +104,8 @@ STEPS = {
     "validate_subset": _validate_subset,
     "validation_summary": _validation_summary,
     "validation_passed": _validation_passed,
-    "attest": _attest,
+    "attest_subset": _attest_subset,
+    "fingerprints": _fingerprints,
 }
 
 

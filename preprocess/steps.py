@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, releasenames, reports, splits, tables, validate
+from preprocess import layout, releasenames, reports, runview, splits, tables, validate
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
@@ -45,12 +45,13 @@ class Build:
     def plan(self, *, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None):
         """Decide what is built; print the check and plan tables; write instructions for what is missing."""
         print(reports.check_table(self.registry, checks))
+        every = runview.checks(self.registry, self.settings, self.results, checks)  # a partial run: and the rest
         if table_out is not None:
-            _write_sources_table(self.registry, checks, Path(table_out))
+            _write_sources_table(self.registry, every, Path(table_out))
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
         print()
         print(reports.plan_table(plans, checks, self.registry))
-        instructions = reports.instructions_text(self.registry, checks) or "Every checked source is present.\n"
+        instructions = reports.instructions_text(self.registry, every) or "Every checked source is present.\n"
         atomic_write_text(instructions_out, instructions)
         print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
         atomic_write_json(plan_out, plan_to_json(plans))
@@ -158,7 +159,9 @@ class Build:
         """One validation table over every built subset, and the build's front page (counts, what was not
         built and why, every failing path). Never raises: a failed validation is written down first, and the
         workflow's last rule (`validation_passed`) fails on it, so the report can always be built."""
-        plans = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        planned = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        plans = runview.plans(self.registry, self.settings, self.results, planned)  # a partial run: and the rest
+        report_files = runview.report_files(self.results, plans, report_files)
         all_reports = read_reports(report_files)
         bad_items = _skipped_once(report_files)
         skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
@@ -186,15 +189,32 @@ class Build:
             reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
         return summary
 
-    def attest(self, *, out: Path, workers: int = 1):
-        """The pixel fingerprints of the selected subsets that are built (preprocess/attest.py)."""
+    def attest(self, *, out: Path, workers: int = 1, subset: str | None = None):
+        """The pixel fingerprints of the selected subsets that are built, or of one subset (preprocess/attest.py)."""
         from preprocess import attest
 
+        chosen = [self.registry.subset(subset)] if subset is not None else self.registry.select(self.settings.subsets)
         found = attest.attest(
-            self.registry, self.registry.select(self.settings.subsets), self.settings.data_basedir, Path(out),
+            self.registry, chosen, self.settings.data_basedir, Path(out),
             raw_root=self.settings.raw_root, settings=self.settings, workers=workers,
             progress_interval=self.settings.progress_interval,
         )  # fmt: skip
+        print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
+        return found
+
+    def gather_fingerprints(self, *, files, out: Path):
+        """The tree's fingerprint file from the per-subset ones; a run of some subsets (`subsets:` a list) also
+        takes those an earlier run left for the other subsets, so the file still describes the whole tree."""
+        from preprocess import attest
+
+        files = [Path(f) for f in files]
+        if self.settings.subsets != "all":
+            selected = {s.key for s in self.registry.select(self.settings.subsets)}
+            for subset in self.registry.subsets:
+                path = layout.subset_file(self.results, layout.SUBSET_FINGERPRINTS, subset.key)
+                if subset.key not in selected and path.is_file():
+                    files.append(path)
+        found = attest.merge(files, Path(out))
         print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
         return found
 

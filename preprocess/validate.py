@@ -67,10 +67,14 @@ class JsonReport:
 class PathChecker:
     """Resolves image paths against one root, remembering answers (tasks repeat their images)."""
 
-    def __init__(self, root: Path, extra_roots=(), decode: str = "quick", confine: Path | None = None):
+    def __init__(
+        self, root: Path, extra_roots=(), decode: str = "quick", confine: Path | None = None, outside_hint: str = ""
+    ):
         """`confine`: the folder paths must stay in after links are followed (default the root itself; a task
-        root below its subset's folder, or a link such as MIMIC's files/, is confined to the subset's folder)."""
+        root below its subset's folder, or a link such as MIMIC's files/, is confined to the subset's folder).
+        `outside_hint` ends the reason of a path that resolves outside (what would allow its target)."""
         self.root = root
+        self.outside_hint = outside_hint
         confined = Path(os.path.realpath(confine or root))
         self.allowed = [confined] + [Path(os.path.realpath(r)) for r in extra_roots]
         self.decode = decode
@@ -98,7 +102,7 @@ class PathChecker:
             return MISSING, "no such file"
         real = Path(os.path.realpath(full))
         if not is_within(real, self.allowed):
-            return UNSAFE, f"resolves to {real}, outside the image root and its allowed link targets"
+            return UNSAFE, f"resolves to {real}, outside the image root and its allowed link targets{self.outside_hint}"
         if not real.exists():
             return MISSING, f"broken link to {real}"
         if not real.is_file():
@@ -213,6 +217,16 @@ def extra_roots(registry: Registry, subset: Subset, raw_root: Path | None) -> li
     return roots
 
 
+def _links_hint(subset: Subset, raw_root: Path | None) -> str:
+    """Without a raw root, the links a symlink farm made into it cannot be allowed: say what is missing."""
+    if raw_root is not None or not any(c.kind == "symlink_farm" for c in subset.conversions):
+        return ""
+    return (
+        f" (the links of {subset.key} point into the raw root: give it with --raw-root DIR, or a --config "
+        "that sets raw_root, to check them)"
+    )
+
+
 def validate_subset(
     registry: Registry,
     subset: Subset,
@@ -234,7 +248,7 @@ def validate_subset(
 
     def checker_for(root: Path) -> PathChecker:
         if root not in checkers:
-            checkers[root] = PathChecker(root, links, decode, confine)
+            checkers[root] = PathChecker(root, links, decode, confine, _links_hint(subset, raw_root))
         return checkers[root]
 
     default_root = layout.image_root(data_basedir, subset) or folder

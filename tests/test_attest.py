@@ -335,7 +335,9 @@ def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_dig
     done = subprocess.run([*command, "--configfile", str(user), "--cores", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
     written = workdir / "results" / "fingerprints.tsv"
-    assert "attest: " in (workdir / "logs" / "attest.log").read_text(encoding="utf-8")
+    for subset in ("2D_Task/APTOS", "2D_Task/MIMIC-CXR-T"):  # one job per subset, then the tree's file
+        assert "attest: " in (workdir / "logs" / "attest" / f"{subset}.log").read_text(encoding="utf-8")
+    assert "2 subsets" in (workdir / "logs" / "fingerprints.log").read_text(encoding="utf-8")
     by_cli = tmp_path / "cli.tsv"
     assert _attest(demo, by_cli, tmp_path, "--subset", "APTOS", "MIMIC-CXR-T").returncode == 0
     assert written.read_bytes() == by_cli.read_bytes()

@@ -67,7 +67,8 @@ def test_partial_rebuild_touches_only_that_subset(tmp_path, demo_template):
     assert {k: v for k, v in after.items() if not k.startswith("BloodMNIST/")} == others  # bytes and mtimes
     assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in before.items()}
     summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
-    assert {row["subset"] for row in summary["files"]} == {"2D_Task/BloodMNIST"}
+    subsets = {row["subset"] for row in summary["files"]}  # the run-wide view: this run's subset updated in it
+    assert "2D_Task/BloodMNIST" in subsets and len(subsets) > 1
     assert all(row["ok"] == row["paths"] for row in summary["files"])
 
 

@@ -190,8 +190,12 @@ def test_validate_names_a_record_path_with_a_lone_surrogate_and_finishes_the_tab
     done = subprocess.run([*command, "--report", str(report)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr  # a check failed, the run finished
     assert "Traceback" not in done.stderr and "unexpected" not in done.stderr
-    row = next(line.split() for line in done.stdout.splitlines() if line.startswith("2D_Task/APTOS/APTOS_test"))
-    assert row[1:] == ["2", "0", "2", "1", "0", "0", "1", "0", "FAIL"]  # records ... ok missing unreadable unsafe
+    lines = done.stdout.splitlines()
+    header = next(line.split() for line in lines if line.startswith("task file"))[2:]  # "task file" is two words
+    row = next(line.split() for line in lines if line.startswith("2D_Task/APTOS/APTOS_test"))[1:]
+    counts = dict(zip(header, row, strict=True))
+    assert counts["records"] == "2" and counts["paths"] == "2" and counts["ok"] == "1" and counts["missing"] == "0"
+    assert counts["unsafe"] == "1" and counts["result"] == "FAIL"
     assert "record 1, qry_img_path: unsafe: '\\ud800.png'" in done.stdout
     failures = json.loads(report.read_text())["files"][0]["failures"]
     assert [(f["record"], f["path"], f["problem"]) for f in failures] == [(1, "\ud800.png", "unsafe")]

@@ -180,36 +180,54 @@ def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None)
 def _exclusive(ctx: ConversionContext):
     """One writer per (subset, conversion, shard): a second run on the same DATA_BASEDIR stops at once. Holding
     the lock, every temporary file of this job's tag is a leftover of an earlier run (killed between write and
-    rename, whatever its lock file says): they go before anything is written."""
-    import fcntl
-
-    folder = ctx.settings.data_basedir / ".medheb-locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    rename): they go before anything is written. The lock file goes when the job ends, so none pile up."""
+    folder = ctx.settings.data_basedir / LOCKS
     tag = f"{ctx.conversion.name}-{ctx.shard}of{ctx.shards}"
-    name = f"{ctx.subset.group}__{ctx.subset.folder}__{ctx.conversion.name}.{ctx.shard}-of-{ctx.shards}.lock"
-    with open(folder / name, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PreprocessError(
-                f"another run is building {ctx.subset.key}/{ctx.conversion.name} in {ctx.settings.data_basedir} "
-                f"(lock {folder / name}); wait for it to finish, or give each run its own DATA_BASEDIR"
-            ) from None
+    path = folder / f"{ctx.subset.group}__{ctx.subset.folder}__{ctx.conversion.name}.{ctx.shard}-of-{ctx.shards}.lock"
+    handle = _lock(path, ctx)
+    try:
         if ctx.subset_dir.is_dir():
             left = remove_parts(ctx.subset_dir, tag)
             if left:
                 ctx.log(f"removed {len(left)} temporary files an interrupted run left, e.g. {left[0]}")
-        _mark(handle, "running")
         set_part_tag(tag)
         yield
-        _mark(handle, "done")
+    finally:
+        path.unlink(missing_ok=True)  # still holding it: a run that opened this file sees it gone (below)
+        handle.close()
+        with contextlib.suppress(OSError):  # other jobs' locks are still there
+            folder.rmdir()
 
 
-def _mark(handle, state: str) -> None:
-    handle.seek(0)
-    handle.truncate()
-    handle.write(state + "\n")
-    handle.flush()
+LOCKS = ".medheb-locks"
+
+
+def _lock(path: Path, ctx: ConversionContext):
+    """The open lock file at `path`, locked. A lock taken on a file that its holder removed before letting go
+    locks nothing: the file at `path` must still be the one locked, else it is opened again."""
+    import fcntl
+
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = open(path, "a+")  # noqa: SIM115 (held for the whole job; closed by _exclusive)
+        except FileNotFoundError:  # the folder went with the last job's lock between mkdir and open
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise PreprocessError(
+                f"another run is building {ctx.subset.key}/{ctx.conversion.name} in {ctx.settings.data_basedir} "
+                f"(lock {path}); wait for it to finish, or give each run its own DATA_BASEDIR"
+            ) from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return handle
+        handle.close()
 
 
 def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:

@@ -124,6 +124,11 @@ def planned_reports(wildcards):
     return _planned(layout.SUBSET_REPORT, ("build", "validate"))
 
 
+def planned_fingerprints(wildcards):
+    """The pixel fingerprints of every subset the plan builds."""
+    return _planned(layout.SUBSET_FINGERPRINTS, ("build",))
+
+
 def planned_contact_sheets(wildcards):
     """A contact sheet for every built subset that has images."""
     return _planned(layout.CONTACT_SHEET, ("build",))

@@ -1,0 +1,68 @@
+"""The run-wide view a partial run updates: with `subsets:` a list, a run builds and validates those subsets
+only, and its summaries (summary.txt/.json, the dashboard, check/sources.tsv, not-built.md) still cover every
+subset an earlier run in this results folder checked or built. This run's subsets get new rows; every other
+subset keeps what the files earlier runs left say: its sources' check reports (results/check/sources/), and
+its validation report (results/validation/subsets/) when it was built. A run of every subset (`all`) is the
+whole view by itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from preprocess import layout
+from preprocess.plan import SKIP, SubsetPlan, plan_subset
+from preprocess.rawcheck import SourceCheck
+
+
+def partial(settings, results: Path | None) -> bool:
+    return results is not None and settings.subsets != "all"
+
+
+def earlier_checks(registry, results: Path, checked: dict[str, SourceCheck]) -> dict[str, SourceCheck]:
+    """The check reports of the sources this run did not check, as the last run that checked them left them."""
+    found = {}
+    for source_id in sorted(registry.sources):
+        path = layout.check_report(results, source_id)
+        if source_id not in checked and path.is_file():
+            found[source_id] = SourceCheck.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return found
+
+
+def checks(registry, settings, results: Path | None, checked: dict[str, SourceCheck]) -> dict[str, SourceCheck]:
+    """This run's checks and, in a partial run, the earlier ones of every other source."""
+    if not partial(settings, results):
+        return checked
+    return {**earlier_checks(registry, results, checked), **checked}
+
+
+def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -> list[SubsetPlan]:
+    """This run's plans and, in a partial run, every other subset whose sources were all checked before: not
+    built and why (from those checks), or built when its validation report is there; in registry order."""
+    if not partial(settings, results):
+        return planned
+    mine = {plan.subset: plan for plan in planned}
+    known = earlier_checks(registry, results, {})
+    view = []
+    for subset in registry.subsets:
+        if subset.key in mine:
+            view.append(mine[subset.key])
+        elif all(source_id in known for source_id in subset.source_ids):
+            plan = plan_subset(registry, subset, known, settings)
+            if plan.action == SKIP or layout.subset_file(results, layout.SUBSET_REPORT, subset.key).is_file():
+                view.append(plan)
+    return view
+
+
+def report_files(results: Path | None, view: list[SubsetPlan], mine) -> list[Path]:
+    """This run's validation reports and those earlier runs left for the other built subsets of the view, in
+    the view's order."""
+    mine = [Path(path) for path in mine]
+    if results is None:
+        return mine
+    ordered = []
+    for plan in view:
+        path = layout.subset_file(results, layout.SUBSET_REPORT, plan.subset)
+        if plan.action != SKIP and (path in mine or path.is_file()):
+            ordered.append(path)
+    return ordered + [path for path in mine if path not in ordered]
