@@ -39,13 +39,16 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
 
     `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable)."""
     from preprocess.config import find_config, load_settings, require_directory
+    from preprocess.rawroot import require_apart
 
-    settings = load_settings(
-        find_config(args.config),
-        require_raw=require_raw,
-        data_basedir=getattr(args, "data_basedir", None),
-        raw_root=getattr(args, "raw_root", None),
-    )
+    with schemacheck.writes_held():  # nothing goes into the results folder before it is known to be apart
+        settings = load_settings(
+            find_config(args.config),
+            require_raw=require_raw,
+            data_basedir=getattr(args, "data_basedir", None),
+            raw_root=getattr(args, "raw_root", None),
+        )
+        require_apart(settings.raw_root if settings.raw_root_given else None, settings.data_basedir, args.results)
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 

@@ -375,6 +375,8 @@ def _decode(path: str) -> np.ndarray:
 
 
 def _pixels(ctx, item: Item, skip_for_processing: bool) -> np.ndarray | None:
+    if os.path.lexists(item.source):  # a missing image has its own message below
+        ctx.raw_file(item.source)
     if not item.source.endswith(".dicom"):
         return _decode(item.source)
     if not os.path.exists(item.source):

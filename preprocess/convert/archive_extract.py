@@ -36,7 +36,7 @@ def _pmc_names(ctx, base: Path) -> list[str]:
     names: list[str] = []
     for table in _glob(base, "test*.csv"):
         try:
-            with open(table, encoding="utf-8-sig", newline="") as handle:
+            with open(ctx.raw_file(table), encoding="utf-8-sig", newline="") as handle:
                 reader = csv.DictReader(handle)
                 if "Figure_path" not in (reader.fieldnames or []):
                     raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
@@ -51,7 +51,7 @@ def _pmc_names(ctx, base: Path) -> list[str]:
 
 
 def _omnimedvqa_names(ctx, base: Path) -> list[str]:
-    documents = [path.read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
+    documents = [ctx.raw_file(path).read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
     if not documents:  # still zipped: read the records out of the archive
         for archive in _archives(ctx):
             members = sorted(m for m in archive.members if "/QA_information/" in m and m.endswith(".json"))
@@ -78,7 +78,7 @@ def plan(ctx) -> list[str]:
 
 def _archives(ctx) -> list[SafeArchive]:
     base = ctx.raw_dir(ctx.params.get("source"))
-    return [SafeArchive(path) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
+    return [SafeArchive(ctx.raw_file(path)) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
 
 
 def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path) -> bytes | None:

@@ -73,7 +73,7 @@ _GLOB_CHARACTERS = set("*?[")
 def _files(base: Path, patterns: list[str], what: str) -> list[Path]:
     """The files of a recipe: literal names in their order (each one required), or sorted glob matches."""
     if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
-        missing = [p for p in patterns if not (base / p).is_file()]
+        missing = [p for p in patterns if not os.path.lexists(base / p)]
         if missing:
             raise RawDataError(
                 f"{what}: missing {', '.join(str(base / p) for p in missing)}; the benchmark reads all of "
@@ -95,13 +95,14 @@ def _row_count(path: Path) -> int:
         raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
 
 
-def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tuple[str, int]]:
+def list_rows(base: Path, patterns: list[str], what: str, log, raw_file) -> list[tuple[str, int]]:
     """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only.
-    A file without rows is bad input when the recipe names its files (it would shift a counter over them),
-    else a line in the log."""
+    Each file passes `raw_file` first (ConversionContext.raw_file: a regular file inside the raw root). A file
+    without rows is bad input when the recipe names its files (it would shift a counter over them), else a
+    line in the log."""
     rows = []
     for path in _files(base, patterns, what):
-        count = _row_count(path)
+        count = _row_count(raw_file(path))
         if count == 0:
             message = f"{path}: 0 rows, no image to extract; download it again"
             if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
@@ -113,7 +114,7 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tup
 
 def plan(ctx) -> list[tuple[str, int]]:
     recipe = RECIPES[ctx.params["dataset"]]
-    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log)
+    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log, ctx.raw_file)
     if recipe["rule"] == "sequence" and "splits" in ctx.params:
         items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
     return items

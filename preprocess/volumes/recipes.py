@@ -80,7 +80,9 @@ def _template_for(folder, case: Case, where: str) -> str:
 
 
 def _rglob(base: Path, pattern: str) -> list[Path]:
-    return [p for p in base.glob(pattern) if p.is_file() and "overview" not in p.relative_to(base).parts]
+    """Every match, whatever it is: one that is not a readable volume file (a folder, a FIFO, a dangling link)
+    is a case all the same, named as bad input when its job reads it, never left out unseen."""
+    return [p for p in base.glob(pattern) if "overview" not in p.relative_to(base).parts]
 
 
 def _strip_nii(name: str) -> str:

@@ -1,0 +1,137 @@
+"""The raw root's promise, both ways: nothing is written into it, nothing is read from outside it, and nothing
+is opened that is not a regular file.
+
+- `require_apart`: the raw root, DATA_BASEDIR and the results folder are three separate trees (none inside
+  another, symbolic links resolved). The CLI and the workflow call it before any job.
+- `Boundary.problem` / `Boundary.check`: a raw path is used only when it resolves, links included, to a
+  regular file we may read inside the boundary of its source. The boundary is the raw root as configured,
+  resolved, and the source's own folder (`<raw_root>/<raw_dir>`), resolved: a user who keeps one download on
+  another disk links its folder into the raw root, and that link is the configuration saying where the source
+  lives (as raw_root itself says where the raw root lives). Any link further down must stay inside: a
+  `6cd606dc52e9.png -> /etc/passwd` is bad input, named, never opened.
+
+The check runs where raw files are listed (rawcheck, for `check`) and where a conversion takes one
+(ConversionContext.raw_file). Libraries (nibabel, SimpleITK, pyarrow) open the path again afterwards: a file
+swapped for another between the check and that read is not caught; the raw root is the user's own tree.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from preprocess.errors import ConfigError, RawDataError
+from preprocess.fsutil import file_type
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | None) -> None:
+    """Raise ConfigError when two of the raw root, DATA_BASEDIR and the results folder overlap (one is, or is
+    inside, another), after resolving links. `raw_root` None: a command that reads no raw file."""
+    folders = [("the raw root", "raw_root", raw_root), ("DATA_BASEDIR", "data_basedir", data_basedir)]
+    folders.append(("the results folder", "--results", results))
+    named = [(what, key, path, _real(path)) for what, key, path in folders if path is not None]
+    for index, (what, key, path, real) in enumerate(named):
+        for other_what, other_key, other_path, other_real in named[index + 1 :]:
+            if real == other_real:
+                relation = "is the same folder as"
+            elif _inside(real, other_real):
+                relation = "is inside"
+            elif _inside(other_real, real):
+                relation = "holds"
+            else:
+                continue
+            moved = key if key != "raw_root" else other_key
+            raise ConfigError(
+                f"{what} {path} {relation} {other_what} {other_path}{_resolved(path, real, other_path, other_real)}:"
+                f" the raw downloads, the built tree and the results must be three separate folders (the pipeline "
+                f"never writes into the raw root); choose another {moved}"
+            )
+
+
+def _resolved(path, real: Path, other_path, other_real: Path) -> str:
+    shown = [f"{p} is {r}" for p, r in ((path, real), (other_path, other_real)) if _real(p) != Path(os.fspath(p))]
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+class Boundary:
+    """Where the raw files of some sources may resolve to: inside the raw root or one of the sources' folders."""
+
+    def __init__(self, raw_root: Path, *source_dirs: Path):
+        self.roots = tuple(dict.fromkeys(_real(p) for p in (raw_root, *source_dirs)))
+        self._folders: dict[str, Path] = {}  # folder as listed -> resolved (one realpath per folder)
+
+    def _resolve(self, path: str) -> Path:
+        """The path resolved: its folder once per folder, the file itself only when it is a link."""
+        folder, name = os.path.split(os.path.abspath(path))
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = _real(folder)
+        if os.path.islink(path) or name in ("", ".", ".."):
+            return _real(path)
+        return real_folder / name
+
+    def inside(self, real: Path) -> bool:
+        return any(_inside(real, root) for root in self.roots)
+
+    def problem(self, path, folder: bool = False) -> str | None:
+        """What keeps `path` from being read as a raw file (a folder, when `folder`), or None. Nothing outside the
+        boundary is opened or stat'ed; a file inside is opened without blocking to see that it can be read."""
+        text = os.fspath(path)
+        try:
+            os.lstat(text)
+        except FileNotFoundError:
+            return "does not exist"
+        except OSError as exc:
+            return f"cannot be looked at ({exc.strerror or exc})"
+        real = self._resolve(text)
+        if not self.inside(real):
+            return (
+                f"is a link to {real}, outside the raw root {self.roots[0]}: nothing outside it is read; copy the "
+                "file into the raw root (links inside it are fine)"
+            )
+        try:
+            mode = os.stat(real).st_mode
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "is a link loop: fix or delete the link"
+            if exc.errno == errno.ENOENT:
+                return f"is a dangling link (its target {real} does not exist): fix the link or download the file"
+            return f"cannot be looked at ({exc.strerror or exc})"
+        if folder:
+            return None if stat.S_ISDIR(mode) else f"is {file_type(mode)}, not a folder"
+        if not stat.S_ISREG(mode):
+            return f"is {file_type(mode)}, not a regular file: replace it with the downloaded file"
+        return _unreadable(real)
+
+    def check(self, path, folder: bool = False) -> Path:
+        """`path` when it can be read as a raw file (a folder, when `folder`); else RawDataError naming it."""
+        problem = self.problem(path, folder)
+        if problem is not None:
+            raise RawDataError(f"raw file {path} {problem} (or leave it out with on_bad_input: skip)")
+        return Path(path)
+
+
+def _unreadable(real: Path) -> str | None:
+    """Why a regular file cannot be opened for reading, or None. O_NONBLOCK: a FIFO put in its place since the
+    look does not block the open; fstat then tells what was opened."""
+    try:
+        descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except PermissionError:
+        return "cannot be read (permission denied): fix its permissions (chmod a+r) or the owner"
+    except OSError as exc:
+        return f"cannot be opened ({exc.strerror or exc})"
+    try:
+        mode = os.fstat(descriptor).st_mode
+    finally:
+        os.close(descriptor)
+    return None if stat.S_ISREG(mode) else f"is {file_type(mode)}, not a regular file"
