@@ -239,6 +239,9 @@ def cmd_check(args) -> int:
                 file=sys.stderr,
             )
     print(reports.check_table(registry, checks))
+    unusable = reports.unusable_text(checks)
+    if unusable:
+        print("\n" + unusable)
     text = reports.instructions_text(registry, checks)
     if text and not args.quiet:
         print("\n" + text)

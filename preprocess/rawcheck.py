@@ -58,15 +58,17 @@ class SourceCheck:
 
     @property
     def reasons(self) -> list[str]:
-        reasons = [f.reason for f in self.files if f.status != "ok"]
-        for result in self.files:
+        reasons = []
+        for result in self.files:  # first: the check table shows the first reason
             if result.bad_count:
-                shown = "; ".join(result.bad[:3]) + ("; ..." if result.bad_count > 3 else "")
-                reasons.append(
-                    f"{result.bad_count} of the files {result.spec} matches cannot be used (left out, or the "
-                    f"conversion stops, as on_bad_input says): {shown}"
-                )
-        return reasons
+                more = f" (+{result.bad_count - 1} more of {result.spec})" if result.bad_count > 1 else ""
+                reasons.append(f"unusable: {result.bad[0]}{more}")
+        return reasons + [f.reason for f in self.files if f.status != "ok"]
+
+    @property
+    def unusable(self) -> list[str]:
+        """The matched files that cannot be used (recorded: the first 20 of each glob), and their count."""
+        return [f"{self.raw_dir}/{line}" for result in self.files for line in result.bad]
 
     def file_ok(self, file_id: str) -> bool:
         return any(f.id == file_id and f.status == "ok" for f in self.files)
@@ -104,11 +106,12 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
                 result.bad_count += 1
                 if len(result.bad) < 20:
                     result.bad.append(f"{match.relative_to(base)} {problem}")
-        result.count = len(good)
+        # Bad matches count towards min_count: the conversion meets them as items, and on_bad_input decides.
+        result.count = len(matches)
         result.found = [str(m.relative_to(base)) for m in good[:3]]
         if not matches:
             result.status = "missing"
-        elif len(good) < spec.min_count:
+        elif len(matches) < spec.min_count:
             result.status = "too_few"
         return result
     for candidate in spec.paths:

@@ -39,6 +39,8 @@ class Build:
     def plan(self, *, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None):
         """Decide what is built; print the check and plan tables; write instructions for what is missing."""
         print(reports.check_table(self.registry, checks))
+        if reports.unusable_text(checks):
+            print("\n" + reports.unusable_text(checks))
         if table_out is not None:
             _write_sources_table(self.registry, checks, Path(table_out))
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
