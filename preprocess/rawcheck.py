@@ -35,7 +35,7 @@ class FileResult:
     @property
     def reason(self) -> str:
         if self.status == "unusable":
-            return f"{self.found[0]} {self.detail}"
+            return self.detail
         if self.status == "missing":
             return f"missing: {self.spec}"
         if self.status == "too_few":
@@ -67,8 +67,9 @@ class SourceCheck:
 
     @property
     def unusable(self) -> list[str]:
-        """The matched files that cannot be used (recorded: the first 20 of each glob), and their count."""
-        return [f"{self.raw_dir}/{line}" for result in self.files for line in result.bad]
+        """The files found that cannot be used: a named file, or matches of a glob (the first 20 of each)."""
+        lines = [r.detail for r in self.files if r.status == "unusable"]
+        return lines + [f"{self.raw_dir}/{line}" for result in self.files for line in result.bad]
 
     def file_ok(self, file_id: str) -> bool:
         return any(f.id == file_id and f.status == "ok" for f in self.files)
@@ -120,7 +121,7 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
             result.found, result.count = [candidate], 1
             problem = boundary.problem(path)
             if problem is not None:
-                result.status, result.detail = "unusable", problem
+                result.status, result.detail = "unusable", f"{path} {problem}"
                 return result
             if spec.md5 and verify:
                 result.md5_actual = cache.md5(path)

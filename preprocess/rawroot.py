@@ -84,41 +84,46 @@ class Boundary:
         return any(_inside(real, root) for root in self.roots)
 
     def problem(self, path, folder: bool = False) -> str | None:
-        """What keeps `path` from being read as a raw file (a folder, when `folder`), or None. Nothing outside the
-        boundary is opened or stat'ed; a file inside is opened without blocking to see that it can be read."""
+        """What keeps `path` from being read as a raw file (a folder, when `folder`), or None."""
+        return self._judge(path, folder)[0]
+
+    def check(self, path, folder: bool = False) -> Path:
+        """`path` resolved (links followed: a hard link made from it links the file itself) when it can be read
+        as a raw file (a folder, when `folder`); else RawDataError naming it."""
+        problem, real = self._judge(path, folder)
+        if problem is not None:
+            raise RawDataError(f"raw file {path} {problem} (or leave it out with on_bad_input: skip)")
+        return real
+
+    def _judge(self, path, folder: bool) -> tuple[str | None, Path | None]:
+        """(the problem or None, the resolved path). Nothing outside the boundary is opened; a file inside is
+        opened without blocking to see that it can be read."""
         text = os.fspath(path)
         try:
             os.lstat(text)
         except FileNotFoundError:
-            return "does not exist"
+            return "does not exist", None
         except OSError as exc:
-            return f"cannot be looked at ({exc.strerror or exc})"
+            return f"cannot be looked at ({exc.strerror or exc})", None
         real = self._resolve(text)
         if not self.inside(real):
             return (
                 f"is a link to {real}, outside the raw root {self.roots[0]}: nothing outside it is read; copy the "
                 "file into the raw root (links inside it are fine)"
-            )
+            ), real
         try:
             mode = os.stat(real).st_mode
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                return "is a link loop: fix or delete the link"
+                return "is a link loop: fix or delete the link", real
             if exc.errno == errno.ENOENT:
-                return f"is a dangling link (its target {real} does not exist): fix the link or download the file"
-            return f"cannot be looked at ({exc.strerror or exc})"
+                return f"is a dangling link (its target {real} does not exist): fix the link or download the file", real
+            return f"cannot be looked at ({exc.strerror or exc})", real
         if folder:
-            return None if stat.S_ISDIR(mode) else f"is {file_type(mode)}, not a folder"
+            return (None if stat.S_ISDIR(mode) else f"is {file_type(mode)}, not a folder"), real
         if not stat.S_ISREG(mode):
-            return f"is {file_type(mode)}, not a regular file: replace it with the downloaded file"
-        return _unreadable(real)
-
-    def check(self, path, folder: bool = False) -> Path:
-        """`path` when it can be read as a raw file (a folder, when `folder`); else RawDataError naming it."""
-        problem = self.problem(path, folder)
-        if problem is not None:
-            raise RawDataError(f"raw file {path} {problem} (or leave it out with on_bad_input: skip)")
-        return Path(path)
+            return f"is {file_type(mode)}, not a regular file: replace it with the downloaded file", real
+        return _unreadable(real), real
 
 
 def _unreadable(real: Path) -> str | None:

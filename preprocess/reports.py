@@ -25,9 +25,9 @@ def unusable_text(checks: dict[str, SourceCheck]) -> str:
     """Every recorded raw file that is found but cannot be used (not a regular file inside the raw root)."""
     lines = []
     for source_id, check in sorted(checks.items()):
-        count = sum(f.bad_count for f in check.files)
+        count = sum(f.bad_count + (f.status == "unusable") for f in check.files)
         if count:
-            lines.append(f"{source_id}: {count} raw files cannot be used (on_bad_input decides at convert time):")
+            lines.append(f"{source_id}: {count} raw files found cannot be used:")
             lines += [f"  {line}" for line in check.unusable]
     return "\n".join(lines)
 
