@@ -18,7 +18,8 @@ from snakemake.exceptions import WorkflowError
 RESULTS = layout.RESULTS
 schemacheck.remember_in(RESULTS)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
-    with schemacheck.writes_held():  # nothing is written into results before it is known to be apart
+    # nothing is written into results before it is known to be apart from the raw root
+    with schemacheck.writes_held():
         SETTINGS = settings_from_dict(config)
         require_apart(SETTINGS.raw_root, SETTINGS.data_basedir, RESULTS)
     if (
