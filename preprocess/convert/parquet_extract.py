@@ -37,6 +37,7 @@ from preprocess.errors import PreprocessError, RawDataError
 from preprocess.extract.formats import image_extension
 from preprocess.extract.parquet import iter_images
 from preprocess.pngio import encode_png
+from preprocess.rawroot import Boundary
 
 # Per dataset: the files (a list of names is read in that order, and every one must exist; globs are sorted),
 # the image column, the other columns a rule reads, the naming rule, and what the rule needs besides.
@@ -95,11 +96,12 @@ def _row_count(path: Path) -> int:
         raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
 
 
-def list_rows(base: Path, patterns: list[str], what: str, log, raw_file) -> list[tuple[str, int]]:
+def list_rows(base: Path, patterns: list[str], what: str, log=print, raw_file=None) -> list[tuple[str, int]]:
     """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only.
-    Each file passes `raw_file` first (ConversionContext.raw_file: a regular file inside the raw root). A file
-    without rows is bad input when the recipe names its files (it would shift a counter over them), else a
-    line in the log."""
+    Each file passes `raw_file` first (ConversionContext.raw_file: a readable regular file inside the raw root;
+    default: inside `base`). A file without rows is bad input when the recipe names its files (it would shift a
+    counter over them), else a line in the log."""
+    raw_file = raw_file or Boundary(base).check
     rows = []
     for path in _files(base, patterns, what):
         count = _row_count(raw_file(path))
