@@ -81,13 +81,13 @@ def _archives(ctx) -> list[SafeArchive]:
     return [SafeArchive(ctx.raw_file(path)) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
 
 
-def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path) -> bytes | None:
+def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path, raw_file) -> bytes | None:
     for template in recipe["members"]:
         member = template.format(path=name)
         if member in index:
             return index[member].read(member)
-    if "folder" in recipe and (folder / recipe["folder"] / name).is_file():
-        return (folder / recipe["folder"] / name).read_bytes()
+    if "folder" in recipe and os.path.lexists(folder / recipe["folder"] / name):  # an extracted copy
+        return raw_file(folder / recipe["folder"] / name).read_bytes()
     return None
 
 
@@ -130,7 +130,7 @@ def _outputs(ctx, name: str, recipe: dict, indexes: tuple[dict, dict], folder: P
     except UnsafePathError as exc:  # bad input of this item: it stops the job or is skipped and counted
         raise RawDataError(f"{exc}; the image list is damaged or not the published one") from None
     index, refused = indexes
-    data = _read(name, recipe, index, folder)
+    data = _read(name, recipe, index, folder, ctx.raw_file)
     if data is None:
         _refuse_if_unsafe(name, recipe, refused)
         absent.append(name)

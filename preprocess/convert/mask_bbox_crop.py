@@ -110,7 +110,7 @@ class KvasirSeg:
         source = ctx.source(ctx.params.get("source"))
         base = ctx.raw_dir(source.id)
         candidates = [base / p for p in source.file("boxes").paths]
-        boxes_file = next((p for p in candidates if p.is_file()), None)
+        boxes_file = next((ctx.raw_file(p) for p in candidates if os.path.lexists(p)), None)
         if boxes_file is None:
             names = ", ".join(p.name for p in candidates)
             raise RawDataError(f"{base}: none of {names} is there; unzip Kvasir-SEG again")
