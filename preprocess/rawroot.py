@@ -50,12 +50,18 @@ def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | Non
                 relation = "holds"
             else:
                 continue
-            moved = key if key != "raw_root" else other_key
+            moved = _CHOOSE["--results" if "--results" in (key, other_key) else "data_basedir"]
             raise ConfigError(
                 f"{what} {path} {relation} {other_what} {other_path}{_resolved(path, real, other_path, other_real)}:"
                 f" the raw downloads, the built tree and the results must be three separate folders (the pipeline "
                 f"never writes into the raw root); choose another {moved}"
             )
+
+
+_CHOOSE = {  # what to move, in the words of where it is set
+    "data_basedir": "data_basedir (in the config, or --data-basedir)",
+    "--results": "results folder (--results; the workflow's is results/ in its working directory)",
+}
 
 
 def _resolved(path, real: Path, other_path, other_real: Path) -> str:
