@@ -58,6 +58,15 @@ def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | Non
             )
 
 
+def require_outside(raw_root: Path | None, path: Path, what: str) -> None:
+    """Raise ConfigError when a file or folder a command writes (`what`: its option) lies in the raw root."""
+    if raw_root is not None and _inside(_real(path), _real(raw_root)):
+        raise ConfigError(
+            f"{what} {path} is inside the raw root {raw_root}: the pipeline never writes into the raw root; "
+            f"choose another {what}"
+        )
+
+
 _CHOOSE = {  # what to move, in the words of where it is set
     "data_basedir": "data_basedir (in the config, or --data-basedir)",
     "--results": "results folder (--results; the workflow's is results/ in its working directory)",

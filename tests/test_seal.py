@@ -158,6 +158,25 @@ def test_overlapping_folders_are_refused_before_anything_is_written(copy, case):
     assert not copy.results.exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["convert", "2D_Task/APTOS", "--manifest", "{raw}/aptos2019-blindness-detection/m.tsv"],
+        ["check", "--report-dir", "{raw}/reports"],
+        ["register", "aptos2019", "--out", "{raw}/own.yaml"],
+        ["validate", "{data}", "--subset", "2D_Task/APTOS", "--report", "{raw}/report.json"],
+    ],
+)
+def test_a_file_named_for_writing_inside_the_raw_root_is_refused(copy, argv):
+    argv = [a.format(raw=copy.raw, data=copy.data) for a in argv]
+    before = tree_digest(copy.demo)
+    done = copy.command(*argv)
+    assert done.returncode == 2, done.stdout + done.stderr
+    option = argv[-2]
+    assert re.fullmatch(rf"error: {option} \S+ is inside the raw root \S+: .*\n", done.stderr), done.stderr
+    assert tree_digest(copy.demo) == before
+
+
 def _snakemake(workdir: Path, *config: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
     command += ["--cores", "1", "-n", "--config", *config]
