@@ -48,7 +48,8 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
             data_basedir=getattr(args, "data_basedir", None),
             raw_root=getattr(args, "raw_root", None),
         )
-        require_apart(settings.raw_root if settings.raw_root_given else None, settings.data_basedir, args.results)
+        raw_root = settings.raw_root if settings.raw_root_given else None
+        require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 

@@ -34,9 +34,11 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | None) -> None:
+def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | None, builds: bool = True) -> None:
     """Raise ConfigError when two of the raw root, DATA_BASEDIR and the results folder overlap (one is, or is
-    inside, another), after resolving links. `raw_root` None: a command that reads no raw file."""
+    inside, another), after resolving links. `raw_root` None: a command that reads no raw file. `builds` False:
+    a command that writes nothing into DATA_BASEDIR (validate, status, check) may keep its results folder there
+    (`validate .` run inside the tree); the raw root is kept apart from both always."""
     folders = [("the raw root", "raw_root", raw_root), ("DATA_BASEDIR", "data_basedir", data_basedir)]
     folders.append(("the results folder", "--results", results))
     named = [(what, key, path, _real(path)) for what, key, path in folders if path is not None]
@@ -49,6 +51,8 @@ def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | Non
             elif _inside(other_real, real):
                 relation = "holds"
             else:
+                continue
+            if not builds and {key, other_key} == {"data_basedir", "--results"}:
                 continue
             moved = _CHOOSE["--results" if "--results" in (key, other_key) else "data_basedir"]
             raise ConfigError(
