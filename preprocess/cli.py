@@ -39,13 +39,17 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
 
     `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable)."""
     from preprocess.config import find_config, load_settings, require_directory
+    from preprocess.rawroot import require_apart
 
-    settings = load_settings(
-        find_config(args.config, getattr(args, "data_basedir", None)),
-        require_raw=require_raw,
-        data_basedir=getattr(args, "data_basedir", None),
-        raw_root=getattr(args, "raw_root", None),
-    )
+    with schemacheck.writes_held():  # nothing goes into the results folder before it is known to be apart
+        settings = load_settings(
+            find_config(args.config, getattr(args, "data_basedir", None)),
+            require_raw=require_raw,
+            data_basedir=getattr(args, "data_basedir", None),
+            raw_root=getattr(args, "raw_root", None),
+        )
+        raw_root = settings.raw_root if settings.raw_root_given else None
+        require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 
@@ -55,6 +59,13 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
     if basedir is not None:
         require_directory(settings.data_basedir, "DATA_BASEDIR", writable=basedir == "write")
     return settings
+
+
+def _outside_raw(settings, path: Path, option: str) -> None:
+    """A file or folder named on the command line for writing must not lie in the raw root."""
+    from preprocess.rawroot import require_outside
+
+    require_outside(settings.raw_root if settings.raw_root_given else None, path, option)
 
 
 def _normal(text: str) -> str:
@@ -227,6 +238,8 @@ def _check(args):
         _source(registry, name)
     source_ids = args.source or sorted({s for sub in registry.select(settings.subsets) for s in sub.source_ids})
     report_dir = Path(args.report_dir) if args.report_dir else None
+    if report_dir is not None:
+        _outside_raw(settings, report_dir, "--report-dir")
     checks = steps.Build(settings, registry, args.results).check(sources=source_ids, report_dir=report_dir)
     return settings, registry, checks
 
@@ -242,6 +255,9 @@ def cmd_check(args) -> int:
                 file=sys.stderr,
             )
     print(reports.check_table(registry, checks))
+    unusable = reports.unusable_text(checks)
+    if unusable:
+        print("\n" + unusable)
     text = reports.instructions_text(registry, checks)
     if text and not args.quiet:
         print("\n" + text)
@@ -262,6 +278,8 @@ def cmd_convert(args) -> int:
     settings = _settings(args, basedir="write")
     shard, shards = _parse_shard(args.shard)
     manifest = Path(args.manifest) if args.manifest else None
+    if manifest is not None:
+        _outside_raw(settings, manifest, "--manifest")
     registry = settings.registry()
     steps.Build(settings, registry, args.results).convert(
         subset=_subset(registry, args.subset).key,
@@ -312,6 +330,8 @@ def cmd_validate(args) -> int:
     from preprocess import splits, validate
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
+    if args.report:
+        _outside_raw(settings, Path(args.report), "--report")
     registry = settings.registry()
     # Without a raw root no link may leave the image roots (the symlink farm needs one).
     raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
@@ -567,6 +587,7 @@ def cmd_eval_config(args) -> int:
     from preprocess import steps
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
+    _outside_raw(settings, Path(args.out), "--out")
     counts = steps.Build(settings).eval_config(out=Path(args.out))
     for name, count in counts.items():
         print(f"{Path(args.out) / name}: {count} task files")
@@ -588,6 +609,7 @@ def cmd_register(args) -> int:
     from preprocess.register import register_source
 
     settings = _settings(args)
+    _outside_raw(settings, Path(args.out), "--out")
     registry = settings.registry()
     text = register_source(registry, settings, args.source, Path(args.out))
     print(text)

@@ -7,11 +7,13 @@ import io
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.fsutil import open_regular
 
 
 def _text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        with open_regular(path) as handle:  # a FIFO in its place would block a plain read forever
+            data = handle.read()
     except OSError as exc:
         raise RawDataError(f"{path}: cannot read the split CSV ({exc}); copy it from the benchmark release") from None
     try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import secrets
+import stat
 from pathlib import Path, PurePosixPath
 
 from preprocess.errors import UnsafePathError
@@ -54,7 +56,7 @@ def atomic_write_json(path: Path, value) -> None:
 
 def file_digest(path: Path, algorithm: str = "md5") -> str:
     digest = hashlib.new(algorithm)
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
@@ -147,3 +149,37 @@ def safe_relative(path_text: str, what: str) -> PurePosixPath:
 
 def is_within(path: Path, roots) -> bool:
     return any(path == root or root in path.parents for root in roots)
+
+
+def file_type(mode: int) -> str:
+    """What a stat mode is, in words, for messages."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path, follow_links: bool = True):
+    """Open a file for reading in binary mode only if it is a regular file, else raise OSError naming what it is.
+
+    Opened with O_NONBLOCK, then fstat'ed: the file judged is the one opened (no race between a look and the
+    open), and a FIFO neither blocks the open nor any read. Reads of a regular file ignore O_NONBLOCK."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    descriptor = os.open(path, flags)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file: {file_type(mode)}", os.fspath(path))
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise

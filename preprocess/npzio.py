@@ -19,6 +19,7 @@ import numpy as np
 from isal import isal_zlib
 
 from preprocess.errors import RawDataError
+from preprocess.fsutil import open_regular
 
 _MAGIC = b"\x93NUMPY"
 
@@ -75,14 +76,18 @@ class NpzFile:
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self._handle = None
         try:
-            self._zip = zipfile.ZipFile(self.path)
+            self._handle = open_regular(self.path)  # a FIFO in its place would block a plain open forever
+            self._zip = zipfile.ZipFile(self._handle)
             self._members = {
                 name[:-4]: entry
                 for name, entry in ((i.filename, i) for i in self._zip.infolist())
                 if name.endswith(".npy")
             }
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            if self._handle is not None:
+                self._handle.close()
             raise RawDataError(
                 f"{self.path}: not a readable .npz archive ({exc}); the download is truncated or corrupt: "
                 "delete it and download it again"
@@ -90,6 +95,7 @@ class NpzFile:
 
     def close(self) -> None:
         self._zip.close()
+        self._handle.close()
 
     def __enter__(self) -> NpzFile:
         return self
@@ -166,7 +172,7 @@ class NpzFile:
     def _raw_member(self, entry: zipfile.ZipInfo, where: str) -> bytes:
         """The member's uncompressed bytes: ISA-L for deflate, plain read for stored members."""
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 _seek_to_data(handle, entry, where)
                 payload = handle.read(entry.compress_size)
         except OSError as exc:
@@ -235,7 +241,7 @@ def _npy_blocks(path: Path, entry, inflater, block: int, where: str):
     """(inflated bytes, the array data among them) of one member, block by block; the data part is None
     while the .npy header is still being read."""
     header, offset = b"", None
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         _seek_to_data(handle, entry, where)
         remaining = entry.compress_size
         while remaining > 0:

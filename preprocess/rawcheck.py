@@ -12,6 +12,7 @@ from pathlib import Path
 from preprocess import layout, splits
 from preprocess.fsutil import ChecksumCache
 from preprocess.npzio import structure_problems
+from preprocess.rawroot import Boundary
 from preprocess.registry import FileSpec, Registry, Source
 
 PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
@@ -21,16 +22,20 @@ PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "cor
 class FileResult:
     id: str
     spec: str
-    status: str  # ok | missing | too_few | corrupt
+    status: str  # ok | missing | too_few | corrupt | unusable (not a regular file inside the raw root)
     found: list[str] = field(default_factory=list)
     count: int = 0
     expected_count: int = 1
     md5_expected: str | None = None
     md5_actual: str | None = None
     detail: str | None = None
+    bad: list[str] = field(default_factory=list)  # matches of a glob that cannot be used, with why (first 20)
+    bad_count: int = 0
 
     @property
     def reason(self) -> str:
+        if self.status == "unusable":
+            return self.detail
         if self.status == "missing":
             return f"missing: {self.spec}"
         if self.status == "too_few":
@@ -53,7 +58,18 @@ class SourceCheck:
 
     @property
     def reasons(self) -> list[str]:
-        return [f.reason for f in self.files if f.status != "ok"]
+        reasons = []
+        for result in self.files:  # first: the check table shows the first reason
+            if result.bad_count:
+                more = f" (+{result.bad_count - 1} more of {result.spec})" if result.bad_count > 1 else ""
+                reasons.append(f"unusable: {result.bad[0]}{more}")
+        return reasons + [f.reason for f in self.files if f.status != "ok"]
+
+    @property
+    def unusable(self) -> list[str]:
+        """The files found that cannot be used: a named file, or matches of a glob (the first 20 of each)."""
+        lines = [r.detail for r in self.files if r.status == "unusable"]
+        return lines + [f"{self.raw_dir}/{line}" for result in self.files for line in result.bad]
 
     def file_ok(self, file_id: str) -> bool:
         return any(f.id == file_id and f.status == "ok" for f in self.files)
@@ -76,12 +92,24 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     return sorted(Path(p) for p in globlib.glob(os.path.join(escaped, pattern), recursive=True))
 
 
-def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool) -> FileResult:
+def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, boundary: Boundary) -> FileResult:
+    """One file spec: found or not, and usable (rawroot.Boundary: a regular file inside the raw root) or not."""
     result = FileResult(spec.id, spec.label, "ok", expected_count=spec.min_count, md5_expected=spec.md5)
     if spec.glob:
         matches = _glob(base, spec.glob)
+        folders = bool(matches) and all(m.is_dir() for m in matches)  # a glob of folders (files/p1[0-9])
+        good = []
+        for match in matches:
+            problem = boundary.problem(match, folder=folders)
+            if problem is None:
+                good.append(match)
+            else:
+                result.bad_count += 1
+                if len(result.bad) < 20:
+                    result.bad.append(f"{match.relative_to(base)} {problem}")
+        # Bad matches count towards min_count: the conversion meets them as items, and on_bad_input decides.
         result.count = len(matches)
-        result.found = [str(m.relative_to(base)) for m in matches[:3]]
+        result.found = [str(m.relative_to(base)) for m in good[:3]]
         if not matches:
             result.status = "missing"
         elif len(matches) < spec.min_count:
@@ -89,8 +117,12 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool) -
         return result
     for candidate in spec.paths:
         path = base / candidate
-        if path.exists():
+        if os.path.lexists(path):
             result.found, result.count = [candidate], 1
+            problem = boundary.problem(path)
+            if problem is not None:
+                result.status, result.detail = "unusable", f"{path} {problem}"
+                return result
             if spec.md5 and verify:
                 result.md5_actual = cache.md5(path)
                 if result.md5_actual != spec.md5:
@@ -108,7 +140,8 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool) -
 def check_source(source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True) -> SourceCheck:
     base = layout.raw_dir(raw_root, source)
     if base.is_dir():
-        results = [check_file(base, spec, cache, verify) for spec in source.files]
+        boundary = Boundary(raw_root, base)
+        results = [check_file(base, spec, cache, verify, boundary) for spec in source.files]
     else:
         results = [
             FileResult(s.id, s.label, "missing", expected_count=s.min_count, md5_expected=s.md5) for s in source.files
@@ -116,7 +149,7 @@ def check_source(source: Source, raw_root: Path, cache: ChecksumCache, verify: b
     statuses = {r.status for r in results}
     if statuses == {"missing"}:
         status = MISSING
-    elif "corrupt" in statuses:
+    elif statuses & {"corrupt", "unusable"}:
         status = CORRUPT
     elif statuses - {"ok"}:
         status = INCOMPLETE

@@ -21,6 +21,17 @@ def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:
     return tables.render(["source", "status", "access", "problem"], rows)
 
 
+def unusable_text(checks: dict[str, SourceCheck]) -> str:
+    """Every recorded raw file that is found but cannot be used (not a regular file inside the raw root)."""
+    lines = []
+    for source_id, check in sorted(checks.items()):
+        count = sum(f.bad_count + (f.status == "unusable") for f in check.files)
+        if count:
+            lines.append(f"{source_id}: {count} raw files found cannot be used:")
+            lines += [f"  {line}" for line in check.unusable]
+    return "\n".join(lines)
+
+
 def instructions_text(registry: Registry, checks: dict[str, SourceCheck]) -> str:
     """Numbered steps for every source that is not present."""
     blocks = []

@@ -11,6 +11,7 @@ Without a results folder (a library call, a test) every check runs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 VERSION = 1
 CACHE_FILE = Path("cache") / "schema-checks"
-_STATE: dict = {"file": None, "known": None}
+_STATE: dict = {"file": None, "known": None, "held": None}
 
 
 def remember_in(results: Path | str | None) -> None:
@@ -61,9 +62,26 @@ def passed_before(key: str) -> bool:
     return key in _STATE["known"]
 
 
+@contextlib.contextmanager
+def writes_held():
+    """Checks that pass in this block are noted only when it ends without an error: the settings that name the
+    results folder are checked before anything is written there (it might lie inside the raw root)."""
+    _STATE["held"] = []
+    try:
+        yield
+        held = _STATE["held"]
+    finally:
+        _STATE["held"] = None
+    for key in held:
+        note_passed(key)
+
+
 def note_passed(key: str) -> None:
     path = _STATE["file"]
     if path is None or key in (_STATE["known"] or ()):
+        return
+    if _STATE["held"] is not None:
+        _STATE["held"].append(key)
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

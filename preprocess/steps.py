@@ -46,6 +46,8 @@ class Build:
         """Decide what is built; print the check and plan tables; write instructions for what is missing."""
         print(reports.check_table(self.registry, checks))
         every = runview.checks(self.registry, self.settings, self.results, checks)  # a partial run: and the rest
+        if reports.unusable_text(checks):
+            print("\n" + reports.unusable_text(checks))
         if table_out is not None:
             _write_sources_table(self.registry, every, Path(table_out))
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from preprocess import layout, records, trainlist
 from preprocess.errors import UnsafePathError
-from preprocess.fsutil import is_within, safe_relative
+from preprocess.fsutil import is_within, open_regular, safe_relative
 from preprocess.imagecheck import image_problem
 from preprocess.registry import Registry, Subset
 
@@ -124,7 +124,8 @@ class PathChecker:
 def load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
     """(number, record) of each record of a task file (its index; in a JSONL its 0-based line number, as
     trainlist numbers records), or raise ValueError naming the problem."""
-    text = path.read_text(encoding="utf-8-sig")
+    with open_regular(path) as handle:  # a FIFO named like a task file would block a plain read forever
+        text = handle.read().decode("utf-8-sig")
     if jsonl:
         rows = []
         # lines end at "\n" only: splitlines() would also cut a record at a U+2028 or U+0085 inside a string

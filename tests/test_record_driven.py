@@ -163,7 +163,9 @@ def test_without_the_release_json_check_convert_and_status_name_the_file_to_down
     assert "Release files missing" in done.stdout and f"2D_Task/RadImageNet-VQA: release: {RADIMAGENET_TEST}" in (
         done.stdout
     )
-    done = _cli("status", str(demo / "DATA_BASEDIR"), "--config", config, "--json", "--results", str(tmp_path))
+    done = _cli(
+        "status", str(demo / "DATA_BASEDIR"), "--config", config, "--json", "--results", str(tmp_path / "results")
+    )
     rows = {row["subset"]: row for row in json.loads(done.stdout)["subsets"]}
     assert rows["2D_Task/RadImageNet-VQA"]["state"] == "not built: release file missing"
     assert "download the benchmark release's 2D_Task/RadImageNet-VQA/" in rows["2D_Task/RadImageNet-VQA"]["next_step"]

@@ -199,7 +199,8 @@ def test_status_shows_test_and_train_apart(demo, tmp_path, capsys):
     _convert(demo_settings(demo, splits="all"), "BloodMNIST")
     _convert(demo_settings(demo), "Gastrointestinal")
     capsys.readouterr()
-    code = main(["status", str(demo / "DATA_BASEDIR"), "--config", str(config), "--json", "--results", str(tmp_path)])
+    argv = ["status", str(demo / "DATA_BASEDIR"), "--config", str(config), "--json"]
+    code = main([*argv, "--results", str(tmp_path / "results")])
     rows = {row["subset"]: row for row in json.loads(capsys.readouterr().out)["subsets"]}
     assert code == 0
     assert rows["2D_Task/BloodMNIST"]["state"] == "built" and rows["2D_Task/BloodMNIST"]["train_state"] == "built"

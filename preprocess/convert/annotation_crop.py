@@ -139,7 +139,8 @@ def _spec_path(ctx, file_id: str, source_id: str | None = None) -> Path:
     source = ctx.source(source_id)
     spec = source.file(file_id)
     base = ctx.raw_dir(source_id)
-    return next((base / p for p in spec.paths if (base / p).exists()), base / spec.paths[0])
+    path = next((base / p for p in spec.paths if os.path.lexists(base / p)), base / spec.paths[0])
+    return ctx.raw_file(path) if os.path.lexists(path) else path  # a missing one is named where it is read
 
 
 def _class_ids(names) -> dict[str, int]:
@@ -380,6 +381,8 @@ def _decode(path: str) -> np.ndarray:
 
 
 def _pixels(ctx, item: Item, skip_for_processing: bool) -> np.ndarray | None:
+    if os.path.lexists(item.source):  # a missing image has its own message below
+        ctx.raw_file(item.source)
     if not item.source.endswith(".dicom"):
         return _decode(item.source)
     if not os.path.exists(item.source):

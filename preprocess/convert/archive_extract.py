@@ -36,7 +36,7 @@ def _pmc_names(ctx, base: Path) -> list[str]:
     names: list[str] = []
     for table in _glob(base, "test*.csv"):
         try:
-            with open(table, encoding="utf-8-sig", newline="") as handle:
+            with open(ctx.raw_file(table), encoding="utf-8-sig", newline="") as handle:
                 reader = csv.DictReader(handle)
                 if "Figure_path" not in (reader.fieldnames or []):
                     raise RawDataError(f"{table}: no Figure_path column (it has: {reader.fieldnames})")
@@ -51,7 +51,7 @@ def _pmc_names(ctx, base: Path) -> list[str]:
 
 
 def _omnimedvqa_names(ctx, base: Path) -> list[str]:
-    documents = [path.read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
+    documents = [ctx.raw_file(path).read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
     if not documents:  # still zipped: read the records out of the archive
         for archive in _archives(ctx):
             members = sorted(m for m in archive.members if "/QA_information/" in m and m.endswith(".json"))
@@ -78,16 +78,16 @@ def plan(ctx) -> list[str]:
 
 def _archives(ctx) -> list[SafeArchive]:
     base = ctx.raw_dir(ctx.params.get("source"))
-    return [SafeArchive(path) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
+    return [SafeArchive(ctx.raw_file(path)) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
 
 
-def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path) -> bytes | None:
+def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path, raw_file) -> bytes | None:
     for template in recipe["members"]:
         member = template.format(path=name)
         if member in index:
             return index[member].read(member)
-    if "folder" in recipe and (folder / recipe["folder"] / name).is_file():
-        return (folder / recipe["folder"] / name).read_bytes()
+    if "folder" in recipe and os.path.lexists(folder / recipe["folder"] / name):  # an extracted copy
+        return raw_file(folder / recipe["folder"] / name).read_bytes()
     return None
 
 
@@ -131,7 +131,7 @@ def _outputs(ctx, name: str, recipe: dict, indexes: tuple[dict, dict], folder: P
     except UnsafePathError as exc:  # bad input of this item: it stops the job or is skipped and counted
         raise RawDataError(f"{exc}; the image list is damaged or not the published one") from None
     index, refused = indexes
-    data = _read(name, recipe, index, folder)
+    data = _read(name, recipe, index, folder, ctx.raw_file)
     if data is None:
         _refuse_if_unsafe(name, recipe, refused)
         absent.append(name)

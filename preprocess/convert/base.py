@@ -19,6 +19,7 @@ from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.fsutil import is_within
 from preprocess.manifest import write_manifest
 from preprocess.progress import Progress, terminal_stream
+from preprocess.rawroot import Boundary
 from preprocess.registry import Conversion, Registry, Source, Subset
 
 SHOWN_BAD = 5  # bad items a stopping error lists (it counts all of them)
@@ -38,6 +39,7 @@ class ConversionContext:
     progress_bar: bool = False  # a tqdm bar on the terminal instead of progress lines
     progress: Progress | None = None
     journal: Journal | None = None  # the shard's finished items (set while a job with a manifest runs)
+    _boundary: Boundary | None = None  # where this subset's raw files may resolve to (made on first use)
 
     @property
     def params(self) -> dict:
@@ -134,6 +136,15 @@ class ConversionContext:
 
     def raw_dir(self, source_id: str | None = None) -> Path:
         return layout.raw_dir(self.settings.raw_root, self.source(source_id))
+
+    def raw_file(self, path, folder: bool = False) -> Path:
+        """`path` when it can be read as a raw file (a folder, when `folder`) of this subset's sources: a regular
+        file, readable, that resolves inside the raw root or a source's folder (preprocess.rawroot); else
+        RawDataError naming it, bad input of the item being built."""
+        if self._boundary is None:
+            folders = [self.raw_dir(source_id) for source_id in self.subset.source_ids]
+            self._boundary = Boundary(self.settings.raw_root, *folders)
+        return self._boundary.check(path, folder)
 
     def mine(self, items: list) -> list:
         """This shard's items: position modulo the shard count, over a stable order."""

@@ -52,8 +52,7 @@ def _matches(ctx) -> list[Path]:
         matches = sorted(
             Path(p) for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern), recursive=True)
         )
-        matches = [m for m in matches if m.is_file()]
-        if matches:
+        if matches:  # every match is an item: one that is not a readable raw file is named when it is built
             break
     else:
         raise RawDataError(
@@ -116,4 +115,10 @@ def produce(ctx, items):
             target = ctx.subset_path(relative)
         else:
             target = ctx.subset_path(f"{folder}/{relative}") if folder else ctx.output_path(relative)
-        yield Result(str(source_file), [HardLink(target, source_file)], (source_file,))
+        yield Result(str(source_file), _place(ctx, source_file, target), (source_file,))
+
+
+def _place(ctx, source_file: Path, target: Path):
+    """The item's one output, looked at when it is written: a FIFO, a folder, an unreadable file or a link out
+    of the raw root is bad input of this item (on_bad_input), and nothing is linked."""
+    yield HardLink(target, ctx.raw_file(source_file))

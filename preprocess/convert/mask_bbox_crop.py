@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -109,7 +110,7 @@ class KvasirSeg:
         source = ctx.source(ctx.params.get("source"))
         base = ctx.raw_dir(source.id)
         candidates = [base / p for p in source.file("boxes").paths]
-        boxes_file = next((p for p in candidates if p.is_file()), None)
+        boxes_file = next((ctx.raw_file(p) for p in candidates if os.path.lexists(p)), None)
         if boxes_file is None:
             names = ", ".join(p.name for p in candidates)
             raise RawDataError(f"{base}: none of {names} is there; unzip Kvasir-SEG again")
@@ -143,8 +144,9 @@ class KvasirSeg:
     @staticmethod
     def _outputs(ctx, base: Path, annotations: dict, split: str, image_id: str, tally: Tally):
         source = base / "images" / f"{image_id}.jpg"
-        if not source.is_file():
+        if not os.path.lexists(source):
             raise RawDataError(f"{source}: in the box file and split.csv but missing")
+        ctx.raw_file(source)
         box = _largest_box(annotations[image_id], image_id)
         if box is None:
             tally.skip("no box with xmin, ymin, xmax, ymax", image_id)
@@ -189,7 +191,7 @@ class MedSegBench:
     @staticmethod
     def _archive(ctx) -> Path:
         source = ctx.source(ctx.params.get("source"))
-        return ctx.raw_dir(source.id) / source.file(ctx.params["flag"]).paths[0]
+        return ctx.raw_file(ctx.raw_dir(source.id) / source.file(ctx.params["flag"]).paths[0])
 
     @staticmethod
     def _splits(ctx, archive: NpzFile, log: bool) -> list[tuple[str, str, str, int]]:
@@ -268,7 +270,8 @@ class PanNuke:
 
     @staticmethod
     def plan(ctx) -> list[tuple[str, int]]:
-        return list_rows(ctx.raw_dir(ctx.params.get("source")), list(PanNuke.FILES), ctx.subset.key, ctx.log)
+        base = ctx.raw_dir(ctx.params.get("source"))
+        return list_rows(base, list(PanNuke.FILES), ctx.subset.key, ctx.log, ctx.raw_file)
 
     @staticmethod
     def produce(ctx, items):

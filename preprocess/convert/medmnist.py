@@ -32,7 +32,7 @@ _SHARED: dict = {}
 def _archive(ctx) -> tuple[Path, dict]:
     source = ctx.source(ctx.params.get("source"))
     spec = source.file(ctx.params["flag"])
-    path = ctx.raw_dir(source.id) / spec.paths[0]
+    path = ctx.raw_file(ctx.raw_dir(source.id) / spec.paths[0])
     problems = structure_problems(path, spec.npz)
     if problems:
         raise RawDataError(f"{path} does not match the registry: " + "; ".join(problems))

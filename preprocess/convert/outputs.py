@@ -211,6 +211,9 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
         _refuse_unless(overwrite, target, f"other content than {source}")
+    # The detail from the source, before anything is linked: a raw file that cannot be read is the item's bad
+    # input (named by its own path), and leaves no link behind in DATA_BASEDIR.
+    detail = output.detail or _detail(source)
     tmp = target.with_name(f".{target.name}{part_suffix()}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -233,7 +236,7 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
         if isinstance(exc, OSError) and not _reading(exc, source):
             raise write_error(target, exc) from None
         raise  # reading the raw file failed: bad input of this item
-    return relative, "file", output.detail or _detail(target)
+    return relative, "file", detail
 
 
 def _reading(exc: OSError, source: Path) -> bool:

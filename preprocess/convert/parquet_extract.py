@@ -37,6 +37,7 @@ from preprocess.errors import PreprocessError, RawDataError
 from preprocess.extract.formats import image_extension
 from preprocess.extract.parquet import iter_images
 from preprocess.pngio import encode_png
+from preprocess.rawroot import Boundary
 
 # Per dataset: the files (a list of names is read in that order, and every one must exist; globs are sorted),
 # the image column, the other columns a rule reads, the naming rule, and what the rule needs besides.
@@ -69,7 +70,7 @@ _GLOB_CHARACTERS = set("*?[")
 def _files(base: Path, patterns: list[str], what: str) -> list[Path]:
     """The files of a recipe: literal names in their order (each one required), or sorted glob matches."""
     if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
-        missing = [p for p in patterns if not (base / p).is_file()]
+        missing = [p for p in patterns if not os.path.lexists(base / p)]
         if missing:
             raise RawDataError(
                 f"{what}: missing {', '.join(str(base / p) for p in missing)}; the benchmark reads all of "
@@ -91,13 +92,15 @@ def row_count(path: Path) -> int:
         raise RawDataError(f"{path}: not a readable parquet file ({exc}); download it again") from None
 
 
-def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tuple[str, int]]:
+def list_rows(base: Path, patterns: list[str], what: str, log=print, raw_file=None) -> list[tuple[str, int]]:
     """(file, row) of every row of the recipe's files, in the recipe's file order, from their footers only.
-    A file without rows is bad input when the recipe names its files (it would shift a counter over them),
-    else a line in the log."""
+    Each file passes `raw_file` first (ConversionContext.raw_file: a readable regular file inside the raw root;
+    default: inside `base`). A file without rows is bad input when the recipe names its files (it would shift a
+    counter over them), else a line in the log."""
+    raw_file = raw_file or Boundary(base).check
     rows = []
     for path in _files(base, patterns, what):
-        count = row_count(path)
+        count = row_count(raw_file(path))
         if count == 0:
             message = f"{path}: 0 rows, no image to extract; download it again"
             if not any(_GLOB_CHARACTERS & set(p) for p in patterns):
@@ -109,7 +112,7 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print) -> list[tup
 
 def plan(ctx) -> list[tuple[str, int]]:
     recipe = RECIPES[ctx.params["dataset"]]
-    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log)
+    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log, ctx.raw_file)
     if recipe["rule"] == "sequence" and "splits" in ctx.params:
         items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
     return items

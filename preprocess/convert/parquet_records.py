@@ -60,6 +60,9 @@ def _parquet_files(ctx) -> list[Path]:
         raise RawDataError(f"{ctx.subset.key}: no parquet file matches {patterns} under {base}")
     kept = []
     for path in found:
+        # Every file or none: a record is matched against all rows (a file left out could hold its image, or a
+        # second one that makes it ambiguous), so a file that cannot be read stops the conversion's plan.
+        path = ctx.raw_file(path)
         if row_count(path) == 0:
             ctx.log(f"{path}: 0 rows, no image to extract; download it again (left out)")
         else:

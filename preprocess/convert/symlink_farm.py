@@ -8,6 +8,7 @@ params:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from preprocess.convert.outputs import Result, SymLink
@@ -21,4 +22,11 @@ def plan(ctx) -> list[tuple[str, Path]]:
 
 def produce(ctx, items):
     for name, target in items:
-        yield Result(name, [SymLink(ctx.output_path(name), target.resolve())])
+        yield Result(name, _link(ctx, name, target))
+
+
+def _link(ctx, name: str, target: Path):
+    """The link, to a folder that resolves inside the raw root (a missing one has place_symlink's message)."""
+    if os.path.lexists(target):
+        ctx.raw_file(target, folder=True)
+    yield SymLink(ctx.output_path(name), target.resolve())

@@ -82,7 +82,7 @@ def produce(ctx, items):
 
 def _outputs(ctx, case):
     limits = Limits(ctx.settings.max_volume_voxels, ctx.raw_dir(ctx.params.get("source")))
-    volume = read_for(case.profile, case.source, limits)
+    volume = read_for(case.profile, ctx.raw_file(case.source), limits)
     if "folder" in ctx.params:
         yield from _series(ctx, case, volume)
     if "drr_folder" in ctx.params:

@@ -23,6 +23,7 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.fsutil import is_within
+from preprocess.rawroot import Boundary
 
 # No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
 # corrupt (vox_offset 1e30), said before any read.
@@ -326,6 +327,9 @@ def _nrrd_data_file(path: Path, value: str, limits: Limits) -> Path:
             f"{path}: its 'data file' {value!r} points outside the raw folder {root} (to {target}); nothing was "
             "read from it: the header is not the published one, download the file again"
         )
+    problem = Boundary(root).problem(target)  # a FIFO or a folder there would block or fail SimpleITK's read
+    if problem is not None:
+        raise RawDataError(f"{path}: its 'data file' {target} {problem}")
     return target
 
 

@@ -22,6 +22,7 @@ what the kind's `splits` parameter selects:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,7 +81,9 @@ def _template_for(folder, case: Case, where: str) -> str:
 
 
 def _rglob(base: Path, pattern: str) -> list[Path]:
-    return [p for p in base.glob(pattern) if p.is_file() and "overview" not in p.relative_to(base).parts]
+    """Every match, whatever it is: one that is not a readable volume file (a folder, a FIFO, a dangling link)
+    is a case all the same, named as bad input when its job reads it, never left out unseen."""
+    return [p for p in base.glob(pattern) if "overview" not in p.relative_to(base).parts]
 
 
 def _strip_nii(name: str) -> str:
@@ -216,14 +219,11 @@ def mmdental(base: Path, params: dict, log) -> list[Case]:
 
 
 def _mmdental_volume(folder: Path, log) -> Path | None:
+    # Whatever the entries are: one that is not a readable file is named as bad input when its job reads it.
     for name in (f"{folder.name}.nii.gz", f"{folder.name}.nii"):
-        if (folder / name).is_file():
+        if os.path.lexists(folder / name):
             return folder / name
-    found = sorted(
-        p
-        for p in folder.iterdir()
-        if p.is_file() and (p.name.lower().endswith(".nii.gz") or p.suffix.lower() == ".nii")
-    )
+    found = sorted(p for p in folder.iterdir() if p.name.lower().endswith(".nii.gz") or p.suffix.lower() == ".nii")
     if len(found) == 1:
         return found[0]
     what = "no NIfTI file" if not found else f"{len(found)} NIfTI files and none named {folder.name}.nii.gz"

@@ -11,13 +11,17 @@ from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
 from preprocess.rawcheck import fingerprint
+from preprocess.rawroot import require_apart
 from preprocess.registry import GROUPS
 from snakemake.exceptions import WorkflowError
 
 RESULTS = layout.RESULTS
 schemacheck.remember_in(RESULTS)
-SETTINGS = settings_from_dict(config)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
+    # nothing is written into results before it is known to be apart from the raw root
+    with schemacheck.writes_held():
+        SETTINGS = settings_from_dict(config)
+        require_apart(SETTINGS.raw_root, SETTINGS.data_basedir, RESULTS)
     if (
         SETTINGS.demo is not None
     ):  # written by `python -m preprocess demo` (make demo), not here

@@ -1,0 +1,161 @@
+"""The raw root's promise, both ways: nothing is written into it, nothing is read from outside it, and nothing
+is opened that is not a regular file.
+
+- `require_apart`: the raw root, DATA_BASEDIR and the results folder are three separate trees (none inside
+  another, symbolic links resolved). The CLI and the workflow call it before any job.
+- `Boundary.problem` / `Boundary.check`: a raw path is used only when it resolves, links included, to a
+  regular file we may read inside the boundary of its source. The boundary is the raw root as configured,
+  resolved, and the source's own folder (`<raw_root>/<raw_dir>`), resolved: a user who keeps one download on
+  another disk links its folder into the raw root, and that link is the configuration saying where the source
+  lives (as raw_root itself says where the raw root lives). Any link further down must stay inside: a
+  `6cd606dc52e9.png -> /etc/passwd` is bad input, named, never opened.
+
+The check runs where raw files are listed (rawcheck, for `check`) and where a conversion takes one
+(ConversionContext.raw_file). Libraries (nibabel, SimpleITK, pyarrow) open the path again afterwards: a file
+swapped for another between the check and that read is not caught; the raw root is the user's own tree.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from preprocess.errors import ConfigError, RawDataError
+from preprocess.fsutil import file_type
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def require_apart(raw_root: Path | None, data_basedir: Path, results: Path | None, builds: bool = True) -> None:
+    """Raise ConfigError when two of the raw root, DATA_BASEDIR and the results folder overlap (one is, or is
+    inside, another), after resolving links. `raw_root` None: a command that reads no raw file. `builds` False:
+    a command that writes nothing into DATA_BASEDIR (validate, status, check) may keep its results folder there
+    (`validate .` run inside the tree); the raw root is kept apart from both always."""
+    folders = [("the raw root", "raw_root", raw_root), ("DATA_BASEDIR", "data_basedir", data_basedir)]
+    folders.append(("the results folder", "--results", results))
+    named = [(what, key, path, _real(path)) for what, key, path in folders if path is not None]
+    for index, (what, key, path, real) in enumerate(named):
+        for other_what, other_key, other_path, other_real in named[index + 1 :]:
+            if real == other_real:
+                relation = "is the same folder as"
+            elif _inside(real, other_real):
+                relation = "is inside"
+            elif _inside(other_real, real):
+                relation = "holds"
+            else:
+                continue
+            if not builds and {key, other_key} == {"data_basedir", "--results"}:
+                continue
+            moved = _CHOOSE["--results" if "--results" in (key, other_key) else "data_basedir"]
+            raise ConfigError(
+                f"{what} {path} {relation} {other_what} {other_path}{_resolved(path, real, other_path, other_real)}:"
+                f" the raw downloads, the built tree and the results must be three separate folders (the pipeline "
+                f"never writes into the raw root); choose another {moved}"
+            )
+
+
+def require_outside(raw_root: Path | None, path: Path, what: str) -> None:
+    """Raise ConfigError when a file or folder a command writes (`what`: its option) lies in the raw root."""
+    if raw_root is not None and _inside(_real(path), _real(raw_root)):
+        raise ConfigError(
+            f"{what} {path} is inside the raw root {raw_root}: the pipeline never writes into the raw root; "
+            f"choose another {what}"
+        )
+
+
+_CHOOSE = {  # what to move, in the words of where it is set
+    "data_basedir": "data_basedir (in the config, or --data-basedir)",
+    "--results": "results folder (--results; the workflow's is results/ in its working directory)",
+}
+
+
+def _resolved(path, real: Path, other_path, other_real: Path) -> str:
+    shown = [f"{p} is {r}" for p, r in ((path, real), (other_path, other_real)) if _real(p) != Path(os.fspath(p))]
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+class Boundary:
+    """Where the raw files of some sources may resolve to: inside the raw root or one of the sources' folders.
+
+    Text paths and plain os calls: `check` looks at every file of a glob (hundreds of thousands for MIMIC-CXR),
+    one lstat and one open each; a folder is resolved once for all its files."""
+
+    def __init__(self, raw_root: Path, *source_dirs: Path):
+        self.roots = tuple(dict.fromkeys(str(_real(p)) for p in (raw_root, *source_dirs)))
+        self._folders: dict[str, str] = {}  # folder as listed -> resolved
+
+    def inside(self, real: str) -> bool:
+        return any(real == root or real.startswith(root.rstrip("/") + "/") for root in self.roots)
+
+    def problem(self, path, folder: bool = False) -> str | None:
+        """What keeps `path` from being read as a raw file (a folder, when `folder`), or None."""
+        return self._judge(os.fspath(path), folder)[0]
+
+    def check(self, path, folder: bool = False) -> Path:
+        """`path` resolved (links followed: a hard link made from it links the file itself) when it can be read
+        as a raw file (a folder, when `folder`); else RawDataError naming it."""
+        problem, real = self._judge(os.fspath(path), folder)
+        if problem is not None:
+            raise RawDataError(f"raw file {path} {problem} (or leave it out with on_bad_input: skip)")
+        return Path(real)
+
+    def _judge(self, text: str, folder: bool) -> tuple[str | None, str | None]:
+        """(the problem or None, the resolved path). Nothing outside the boundary is opened; a file inside is
+        opened without blocking to see that it can be read."""
+        try:
+            mode = os.lstat(text).st_mode
+        except FileNotFoundError:
+            return "does not exist", None
+        except OSError as exc:
+            return f"cannot be looked at ({exc.strerror or exc})", None
+        if stat.S_ISLNK(mode):
+            real = os.path.realpath(text)
+        else:  # the folder resolved once for all its files
+            parent, name = os.path.split(os.path.abspath(text))
+            real_parent = self._folders.get(parent)
+            if real_parent is None:
+                real_parent = self._folders[parent] = os.path.realpath(parent)
+            real = os.path.join(real_parent, name)
+        if not self.inside(real):
+            return (
+                f"is a link to {real}, outside the raw root {self.roots[0]}: nothing outside it is read; copy the "
+                "file into the raw root (links inside it are fine)"
+            ), real
+        if stat.S_ISLNK(mode):
+            try:
+                mode = os.stat(real).st_mode
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return "is a link loop: fix or delete the link", real
+                if exc.errno == errno.ENOENT:
+                    return f"is a dangling link (its target {real} does not exist): fix the link or download it", real
+                return f"cannot be looked at ({exc.strerror or exc})", real
+        if folder:
+            return (None if stat.S_ISDIR(mode) else f"is {file_type(mode)}, not a folder"), real
+        if not stat.S_ISREG(mode):
+            return f"is {file_type(mode)}, not a regular file: replace it with the downloaded file", real
+        return _unreadable(real), real
+
+
+def _unreadable(real: Path) -> str | None:
+    """Why a regular file cannot be opened for reading, or None. O_NONBLOCK: a FIFO put in its place since the
+    look does not block the open; fstat then tells what was opened."""
+    try:
+        descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except PermissionError:
+        return "cannot be read (permission denied): fix its permissions (chmod a+r) or the owner"
+    except OSError as exc:
+        return f"cannot be opened ({exc.strerror or exc})"
+    try:
+        mode = os.fstat(descriptor).st_mode
+    finally:
+        os.close(descriptor)
+    return None if stat.S_ISREG(mode) else f"is {file_type(mode)}, not a regular file"
