@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo test slurm-test lint lock clean-demo chromium screenshots
+.PHONY: demo test slurm-test lint lock docs clean-demo chromium screenshots
 
 # The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
 # resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
@@ -46,6 +46,10 @@ lock: $(BIN)/snakemake
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
 		--python-platform x86_64-manylinux_2_28 --generate-hashes --quiet -o requirements.lock
+
+# The documentation site under results/site; --strict fails on a broken link or a page missing from the nav.
+docs: $(BIN)/snakemake
+	$(BIN)/mkdocs build --strict --quiet
 
 lint: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo
