@@ -4,12 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo demo-fingerprints test slurm-test lint clean-demo chromium screenshots
+.PHONY: demo demo-fingerprints test slurm-test lint lock docs clean-demo chromium screenshots
 
-$(BIN)/snakemake: pyproject.toml
+# The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
+# resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
+$(BIN)/snakemake: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 # The MedMNIST reference tool for the tests and benchmarks (see tests/requirements-reference.txt).
@@ -42,6 +45,16 @@ chromium:
 
 screenshots: $(BIN)/snakemake chromium
 	$(BIN)/python docs/screenshots.py
+
+# Re-resolve requirements.lock after a change of pyproject.toml's dependencies (needs the registry).
+lock: $(BIN)/snakemake
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 --generate-hashes --quiet -o requirements.lock
+
+# The documentation site under results/site; --strict fails on a broken link or a page missing from the nav.
+docs: $(BIN)/snakemake
+	$(BIN)/mkdocs build --strict --quiet
 
 lint: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo

@@ -6,13 +6,13 @@ import argparse
 import json
 import os
 import re
-import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from preprocess import schemacheck
 from preprocess.errors import PreprocessError
+from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
 
 DEFAULT_RESULTS = Path("results")
 
@@ -759,23 +759,6 @@ def build_parser(prog: str = "python -m preprocess") -> argparse.ArgumentParser:
         add_arguments(command)
         command.set_defaults(func=function)
     return parser
-
-
-INTERRUPTED = "interrupted: rerun the same command to resume"
-
-
-def interrupt_in_parent_only() -> None:
-    """Ctrl-C reaches every process of the terminal's group: worker processes (forked, they inherit this
-    handler) leave quietly, the command itself stops with one line instead of a traceback per process."""
-    parent = os.getpid()
-
-    def handler(signum, frame):
-        if os.getpid() != parent:
-            raise SystemExit(130)
-        raise KeyboardInterrupt
-
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, handler)
 
 
 # Commands that only read a tree: they use a results folder's caches when it exists, and never create one.

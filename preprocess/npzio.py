@@ -7,7 +7,7 @@ arrays, so a structure check (keys, shapes, dtypes) costs milliseconds.
 
 from __future__ import annotations
 
-import ast
+import io
 import mmap
 import struct
 import zipfile
@@ -17,11 +17,15 @@ from pathlib import Path
 
 import numpy as np
 from isal import isal_zlib
+from numpy.lib import format as npy_format
 
 from preprocess.errors import RawDataError
 from preprocess.fsutil import open_regular
 
-_MAGIC = b"\x93NUMPY"
+# The most an .npy header can take: numpy's loaders refuse a header over 10,000 bytes (their default
+# max_header_size), after the 12-byte magic, version and length of the 2.0 format.
+HEADER_BYTES = 10_012
+_HEADER_READERS = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
 
 
 @dataclass(frozen=True)
@@ -31,34 +35,27 @@ class ArrayInfo:
     fortran_order: bool
 
 
-def _header_length(head: bytes) -> int | None:
-    """Length of an .npy header once its fixed part is there (None before that)."""
-    if len(head) < 12 or not head.startswith(_MAGIC):
-        return None if len(head) < 12 else 10
-    return 10 + struct.unpack("<H", head[8:10])[0] if head[6] == 1 else 12 + struct.unpack("<I", head[8:12])[0]
-
-
-def _parse_header(head: bytes, where: str) -> tuple[ArrayInfo, int]:
-    """Parse an .npy header; return the array description and the header length."""
-    if not head.startswith(_MAGIC) or len(head) < 10:
-        raise RawDataError(f"{where}: not a .npy member (bad magic); the file is corrupt, download it again")
-    major = head[6]
-    if major == 1:
-        (length,) = struct.unpack("<H", head[8:10])
-        start = 10
-    elif major in (2, 3):
-        (length,) = struct.unpack("<I", head[8:12])
-        start = 12
-    else:
-        raise RawDataError(f"{where}: unsupported .npy format version {major}")
-    if len(head) < start + length:
-        raise RawDataError(f"{where}: the .npy header is cut short; the file is truncated, download it again")
+def _array_header(head: bytes, where: str, complete: bool = True) -> tuple[ArrayInfo, int] | None:
+    """The array description of an .npy header (numpy.lib.format reads it) and the header's length. When
+    `complete` is False, `head` may still be short of the whole header: None then, to read on."""
+    stream = io.BytesIO(head)
     try:
-        meta = ast.literal_eval(head[start : start + length].decode("latin1"))
-        info = ArrayInfo(tuple(meta["shape"]), np.dtype(meta["descr"]), bool(meta["fortran_order"]))
-    except (ValueError, SyntaxError, KeyError, TypeError) as exc:
-        raise RawDataError(f"{where}: unreadable .npy header ({exc}); the file is corrupt") from None
-    return info, start + length
+        version = npy_format.read_magic(stream)
+        reader = _HEADER_READERS.get(version)
+        if reader is None:
+            raise RawDataError(f"{where}: unsupported .npy format version {version[0]}.{version[1]}")
+        shape, fortran_order, dtype = reader(stream)
+    except ValueError as exc:
+        if not complete and len(head) < HEADER_BYTES:
+            return None
+        if len(head) < HEADER_BYTES and "EOF" in str(exc):
+            raise RawDataError(
+                f"{where}: the .npy header is cut short; the file is truncated, download it again"
+            ) from None
+        raise RawDataError(
+            f"{where}: not a readable .npy member ({exc}); the file is corrupt, download it again"
+        ) from None
+    return ArrayInfo(tuple(shape), np.dtype(dtype), bool(fortran_order)), stream.tell()
 
 
 def _seek_to_data(handle, entry: zipfile.ZipInfo, where: str) -> None:
@@ -117,16 +114,16 @@ class NpzFile:
         where = f"{self.path}[{key}]"
         try:
             with self._zip.open(self._entry(key)) as member:
-                head = member.read(4096)
+                head = member.read(HEADER_BYTES)
         except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
             raise RawDataError(f"{where}: cannot read ({exc}); the file is truncated or corrupt") from None
-        return _parse_header(head, where)[0]
+        return _array_header(head, where)[0]
 
     def array(self, key: str) -> np.ndarray:
         entry = self._entry(key)
         where = f"{self.path}[{key}]"
         raw = self._raw_member(entry, where)
-        info, offset = _parse_header(raw[:4096], where)
+        info, offset = _array_header(raw[:HEADER_BYTES], where)
         expected = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
         if len(raw) - offset != expected:
             raise RawDataError(
@@ -257,9 +254,9 @@ def _npy_blocks(path: Path, entry, inflater, block: int, where: str):
                 yield out, out
                 continue
             header += out
-            needed = _header_length(header)
-            if needed is None or len(header) < needed:
+            parsed = _array_header(header, where, complete=remaining == 0)
+            if parsed is None:
                 yield out, None
                 continue
-            _, offset = _parse_header(header[:needed], where)
+            offset = parsed[1]
             yield out, header[offset:]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -17,6 +17,8 @@ PACKAGE_DIR = Path(__file__).parent
 REGISTRY_DIR = PACKAGE_DIR / "registry"
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
+TEST, TRAIN = "test", "train"  # the split a conversion or a raw file serves
+TRAIN_PREFIX = "train_"  # a conversion parameter `train_<name>` declares its train twin
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,22 @@ class Conversion:
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
     shards: int = 1
-    split: str = "test"  # train: built only when the subset wants every split (preprocess/splits.py)
+    split: str = TEST  # train: built only when the subset wants every split (preprocess/splits.py)
+
+    def twins(self) -> list[Conversion]:
+        """This entry as the conversions it declares: itself, or its test conversion and its train twin
+        `<name>_train`, which takes the `train_<param>` values (the test one never sees them)."""
+        if self.split == TRAIN:
+            return [self]
+        train_keys = [key for key in self.params if key.startswith(TRAIN_PREFIX)]
+        if not train_keys:
+            return [self]
+        test_params = {k: v for k, v in self.params.items() if k not in train_keys}
+        train_params = {**test_params, **{key[len(TRAIN_PREFIX) :]: self.params[key] for key in train_keys}}
+        return [
+            replace(self, params=test_params),
+            replace(self, name=f"{self.name}_{TRAIN}", params=train_params, split=TRAIN),
+        ]
 
 
 @dataclass(frozen=True)
@@ -401,9 +418,7 @@ def _check_references(registry: Registry) -> None:
             raise RegistryError(f"{subset.key}: text subsets and only they have no image_root")
         if any(task.is_text != subset.is_text for task in subset.tasks):
             raise RegistryError(f"{subset.key}: text_qa is the parser of text subsets, and only of them")
-        from preprocess.splits import expand  # the train twins share the conversions' name space
-
-        names = [c.name for conv in subset.conversions for c in expand(conv)]
+        names = [c.name for conv in subset.conversions for c in conv.twins()]  # twins share the name space
         if len(set(names)) != len(names):
             raise RegistryError(f"{subset.key}: conversion names must differ: {names}")
         for ref in subset.sources:

@@ -9,9 +9,9 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from preprocess import layout, schemacheck, steps
-from preprocess.cli import INTERRUPTED, interrupt_in_parent_only
 from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
+from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
 
 
 def _check_source(smk, build):

@@ -6,8 +6,9 @@ outputs the benchmark's scripts write (what Train_Data references); a mapping ch
 How the registry declares train outputs (subsets.yaml, sources.yaml):
 - a conversion with `split: train` runs only when its subset wants all;
 - a parameter `train_<name>` of a conversion (e.g. `train_splits: [train, val]` beside `splits: [test]`) makes
-  a second conversion, `<name of the conversion>_train`, whose `<name>` is that value; it runs only with all
-  (its own jobs, manifests and shards). The test conversion never sees the `train_` parameters;
+  a second conversion, `<name of the conversion>_train`, whose `<name>` is that value (registry.Conversion.twins);
+  it runs only with all (its own jobs, manifests and shards). The test conversion never sees the `train_`
+  parameters;
 - a file of a source with `split: train` is checked only when a subset that needs it wants all.
 Every caller (steps, the workflow's rules, the raw check, the CLI) asks this module.
 """
@@ -17,10 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from preprocess.errors import ConfigError, did_you_mean
-from preprocess.registry import Conversion, FileSpec, Registry, Source, Subset
+from preprocess.registry import TEST, TRAIN, Conversion, FileSpec, Registry, Source, Subset
 
-TEST, ALL, TRAIN = "test", "all", "train"
-PREFIX = "train_"
+ALL = "all"
 
 
 def wanted(settings, subset: Subset) -> str:
@@ -50,33 +50,18 @@ def check_keys(settings, registry: Registry) -> None:
             )
 
 
-def expand(conversion: Conversion) -> list[Conversion]:
-    """The registry's conversion as the test conversion and/or the train conversion it declares."""
-    if conversion.split == TRAIN:
-        return [conversion]
-    train_keys = [key for key in conversion.params if key.startswith(PREFIX)]
-    if not train_keys:
-        return [conversion]
-    test_params = {k: v for k, v in conversion.params.items() if k not in train_keys}
-    train_params = {**test_params, **{key[len(PREFIX) :]: conversion.params[key] for key in train_keys}}
-    return [
-        replace(conversion, params=test_params),
-        replace(conversion, name=f"{conversion.name}_{TRAIN}", params=train_params, split=TRAIN),
-    ]
-
-
 def conversions(settings, subset: Subset, which: str | None = None) -> list[Conversion]:
     """The conversions a build runs for the subset: the test ones, and with all the train ones too.
     `which` ('test' or 'all') overrides the settings."""
     mode = which or wanted(settings, subset)
-    return [c for conv in subset.conversions for c in expand(conv) if c.split != TRAIN or mode == ALL]
+    return [c for conv in subset.conversions for c in conv.twins() if c.split != TRAIN or mode == ALL]
 
 
 def by_split(subset: Subset) -> dict[str, list[Conversion]]:
     """Every conversion of the subset, test and train apart (for status)."""
     found: dict[str, list[Conversion]] = {TEST: [], TRAIN: []}
     for conv in subset.conversions:
-        for c in expand(conv):
+        for c in conv.twins():
             found[c.split].append(c)
     return found
 

@@ -81,20 +81,20 @@ def _config(demo, tmp_path):
     return demo_config_file(demo, tmp_path / "config.yaml")
 
 
-def test_readme_subset_table_matches_the_registry(capsys):
+def test_docs_subset_table_matches_the_registry(capsys):
     from conftest import REPO
 
     assert main(["list", "--markdown"]) == 0
     table = capsys.readouterr().out.strip()
-    assert table in (REPO / "README.md").read_text(encoding="utf-8")
+    assert table in (REPO / "docs" / "conversions" / "subsets.md").read_text(encoding="utf-8")
 
 
-def test_readme_naming_table_matches_the_registry(capsys):
+def test_docs_naming_table_matches_the_registry(capsys):
     from conftest import REPO
 
     assert main(["list", "--naming"]) == 0
     table = capsys.readouterr().out.strip()
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = readme.split("<!-- naming table: python -m preprocess list --naming -->\n")[1]
+    page = (REPO / "docs" / "conversions" / "subsets.md").read_text(encoding="utf-8")
+    block = page.split("<!-- naming table: python -m preprocess list --naming -->\n")[1]
     assert block.split("\n<!-- end of naming table -->")[0] == table
     assert "| 2D_Task/BloodMNIST | npz_unpack_2d | split_dir `output_images/{split}`; folder `{label}`; name" in table

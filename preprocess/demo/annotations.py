@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.demo.images import encode, pattern
+from preprocess.demo.mimic import MIMIC_IMAGES
 
 
 def _dicom(
@@ -178,8 +179,6 @@ UNPLACED = "0c0c0c0c-11111111-22222222-33333333-44444444"  # a gold image the se
 def chest_imagenome(base: Path) -> None:
     """Gold boxes on the first two demo MIMIC-CXR-JPG images (32x32); 'right lung' is annotated twice on the
     first (the later box is the crop), one gold image is absent from the sentences file (no crop)."""
-    from preprocess.demo.sources import MIMIC_IMAGES
-
     scene_graphs(base / "silver_dataset" / "scene_graph.zip")
     boxes = [  # dicom, region, original x1, x2, y1, y2 (the file's column order)
         (MIMIC_IMAGES[0][3], "right lung", 2.7, 14.2, 4.9, 19.6),
@@ -224,8 +223,6 @@ def scene_graphs(path: Path) -> None:
     """scene_graph.zip as PhysioNet ships it: one <dicom_id>_SceneGraph.json per image under scene_graph/."""
     import json
     import zipfile
-
-    from preprocess.demo.sources import MIMIC_IMAGES
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -16,6 +16,7 @@ from preprocess.demo.annotations import WRITERS as ANNOTATION_WRITERS
 from preprocess.demo.archives import WRITERS as ARCHIVE_WRITERS
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.masks import WRITERS as MASK_WRITERS
+from preprocess.demo.mimic import MIMIC_IMAGES
 from preprocess.demo.volumes import WRITERS as VOLUME_WRITERS
 
 
@@ -92,13 +93,6 @@ def rfmid(base: Path) -> None:
         base / "Test_Set" / "Test_Set" / "RFMiD_Testing_Labels.csv",
         header + "".join(f"{n},1,{n % 2},0,0\n" for n in range(1, 4)),
     )
-
-
-MIMIC_IMAGES = [
-    ("p10", "p10000032", "s50414267", "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014"),
-    ("p10", "p10000032", "s53189527", "2a2277a9-b0ded155-c0de8eb9-c124d10e-82c5caab"),
-    ("p11", "p11000011", "s51029426", "1e3bbd9a-4d3d6b9e-5e1c8f76-6b2a7c41-0e6d8b21"),
-]
 
 
 def mimic_cxr_jpg(base: Path) -> None:
