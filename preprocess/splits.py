@@ -40,7 +40,7 @@ def check_keys(settings, registry: Registry) -> None:
         for key in value:
             if key not in keys:
                 raise ConfigError(f"splits names unknown subset {key!r}{did_you_mean(key, keys)}")
-    conversions = [f"{s.key}/{c.name}" for s in registry.subsets for conv in s.conversions for c in expand(conv)]
+    conversions = [f"{s.key}/{c.name}" for s in registry.subsets for conv in s.conversions for c in conv.twins()]
     for key in getattr(settings, "shards", None) or {}:
         if key not in keys and key not in conversions:
             raise ConfigError(
