@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,7 +112,9 @@ def _full_inventory(raw: Path, overrides: Path) -> int:
 def test_full_scale_plan_stays_in_the_hundreds_of_jobs(tmp_path, demo_template):
     raw = tmp_path / "raw"
     made = _full_inventory(raw, tmp_path / "overrides.yaml")
-    (tmp_path / "data").mkdir()  # the release folder a user points data_basedir at
+    # the release folder a user points data_basedir at: its task JSONs and Train_Data (the record-driven
+    # subsets take their names from them), no image yet
+    shutil.copytree(demo_template / "DATA_BASEDIR", tmp_path / "data")
     workdir = _workdir(
         tmp_path / "w",
         demo_template,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, demo_config_file, demo_settings
+from conftest import demo_config_file, demo_settings
 from preprocess import steps, trainlist
 from preprocess.registry import load_registry
 
@@ -54,7 +54,8 @@ def _line(images: list[str], text: str = "<image>What is shown?", **more) -> str
 
 def _validate(demo: Path, config: Path, *more: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "preprocess", "validate", str(demo / "DATA_BASEDIR"), "--config", str(config)]
-    return subprocess.run([*command, *more], capture_output=True, text=True, cwd=REPO)
+    # from the demo's own folder: a results folder in the working directory would be read (its manifests)
+    return subprocess.run([*command, *more], capture_output=True, text=True, cwd=demo.parent)
 
 
 @pytest.fixture
@@ -123,7 +124,7 @@ def test_a_path_under_no_subset_is_named(built):
 def test_status_counts_each_subsets_train_data_paths(built):
     demo, config = built
     command = [sys.executable, "-m", "preprocess", "status", str(demo / "DATA_BASEDIR"), "--config", str(config)]
-    done = subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=demo.parent)
     rows = {row["subset"]: row for row in json.loads(done.stdout)["subsets"]}
     # ISIC-2019: the 2 test images of the fixture's file and the 2 train images of the demo's ISIC_2019_train.jsonl
     for key, count in (("2D_Task/Brain-Tumor-MRI", 4), ("2D_Task/VindrCXR", 4), ("2D_Task/ISIC-2019", 4)):
