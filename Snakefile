@@ -35,6 +35,16 @@ include: "workflow/rules/validate.smk"
 include: "workflow/rules/attest.smk"
 
 
+# Seconds-long steps over the run's own results run where Snakemake runs, never as cluster jobs.
+localrules:
+    plan,
+    validation_summary,
+    validation_passed,
+    fingerprints,
+    eval_config,
+    contact_sheet,
+
+
 report: "workflow/report/workflow.rst"
 
 

@@ -10,7 +10,6 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import schemacheck
 from preprocess.errors import PreprocessError
 from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
 
@@ -41,15 +40,14 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
     from preprocess.config import find_config, load_settings, require_directory
     from preprocess.rawroot import require_apart
 
-    with schemacheck.writes_held():  # nothing goes into the results folder before it is known to be apart
-        settings = load_settings(
-            find_config(args.config, getattr(args, "data_basedir", None)),
-            require_raw=require_raw,
-            data_basedir=getattr(args, "data_basedir", None),
-            raw_root=getattr(args, "raw_root", None),
-        )
-        raw_root = settings.raw_root if settings.raw_root_given else None
-        require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
+    settings = load_settings(
+        find_config(args.config, getattr(args, "data_basedir", None)),
+        require_raw=require_raw,
+        data_basedir=getattr(args, "data_basedir", None),
+        raw_root=getattr(args, "raw_root", None),
+    )
+    raw_root = settings.raw_root if settings.raw_root_given else None
+    require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 
@@ -770,7 +768,6 @@ def main(argv=None, prog: str = "python -m preprocess") -> int:
     interrupt_in_parent_only()
     if args.command in READ_ONLY and not args.results.is_dir():
         args.results = None
-    schemacheck.remember_in(getattr(args, "results", None))
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import yaml
 
-from preprocess import schemacheck
 from preprocess.errors import RegistryError, did_you_mean
 
 # libyaml's loader, when present, parses the registry much faster than the pure-Python one; both are safe.
@@ -208,20 +207,14 @@ def load_schema(name: str) -> dict:
 
 
 def check_schema(document: dict, schema_name: str, what: str, error=RegistryError) -> None:
-    """Validate a document against one of the package's schemas (unless it passed before: schemacheck); name
-    the failing place."""
-    schema = load_schema(schema_name)
-    key = schemacheck.digest(schema, document)
-    if schemacheck.passed_before(key):
-        return
-    import jsonschema  # here: a process whose checks all passed before never imports it
+    """Validate a document against one of the package's schemas; name the failing place."""
+    import jsonschema  # here: the commands that load no registry or config never import it
 
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         lines = [f"  at {'/'.join(map(str, p.absolute_path)) or '<top>'}: {p.message[:300]}" for p in problems[:10]]
         raise error(f"{what} does not match {schema_name}:\n" + "\n".join(lines))
-    schemacheck.note_passed(key)
 
 
 def _read_yaml(path: Path) -> dict:
@@ -350,12 +343,8 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     registry = Registry(sources, subsets, load_kinds(), train_files)
     _check_references(registry)
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
-    schemas = {name: kind.params for name, kind in registry.kinds.items()}
-    key = schemacheck.digest(schemas, [[where, c.kind, c.params] for where, c in conversions])
-    passed = schemacheck.passed_before(key)
     for where, conversion in conversions:
-        check_params(registry.kinds, where, conversion, against_schema=not passed)
-    schemacheck.note_passed(key)
+        check_params(registry.kinds, where, conversion)
     return registry
 
 
@@ -370,9 +359,8 @@ def load_kinds() -> dict[str, Kind]:
     }
 
 
-def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion, against_schema: bool = True) -> None:
-    """Raise naming the subset, the conversion and the key when params do not fit the kind's schema (the
-    names always; the values unless `against_schema` is False: they passed before)."""
+def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion) -> None:
+    """Raise naming the subset, the conversion and the key when params do not fit the kind's schema."""
     where = f"{subset_key}/{conversion.name}"
     if conversion.kind not in kinds:
         hint = did_you_mean(conversion.kind, kinds)
@@ -385,8 +373,6 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
                 f"{where}: unknown parameter {key!r} of kind {conversion.kind}{did_you_mean(key, known)} "
                 f"(it takes: {', '.join(known) or 'none'})"
             )
-    if not against_schema:
-        return
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)

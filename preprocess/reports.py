@@ -153,13 +153,17 @@ def front_counts(plans: list[SubsetPlan], all_reports: list[JsonReport], bad_ite
     }
 
 
-def write_dashboard(out: Path, summary: dict, plans: list[SubsetPlan], config: dict) -> None:
-    """The build's front page twice: `out` standalone (links to the table files), and `front.html` beside
-    it, the fragment Snakemake's report shows on its first page (links open the report's own views)."""
+def write_dashboard(
+    out: Path, summary: dict, plans: list[SubsetPlan], config: dict, front_out: Path | None = None
+) -> None:
+    """The build's front page twice: `out` standalone (links to the table files), and `front_out` (default:
+    `front.html` beside it), the fragment Snakemake's report shows on its first page (links open the report's
+    own views)."""
     from datetime import datetime
 
     from preprocess.dashboard import page
 
     date = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     write_text(out, page(summary, plans, config, date, standalone=True))
-    write_text(out.with_name("front.html"), page(summary, plans, config, date, standalone=False))
+    front_out = front_out if front_out is not None else out.with_name("front.html")
+    write_text(front_out, page(summary, plans, config, date, standalone=False))

@@ -8,7 +8,7 @@ import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from preprocess import layout, schemacheck, steps
+from preprocess import layout, steps
 from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
 from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
@@ -25,6 +25,7 @@ def _plan(smk, build):
         plan_out=Path(out.plan),
         instructions_out=Path(out.instructions),
         table_out=Path(out.table),
+        page_out=Path(out.page),
     )
 
 
@@ -54,6 +55,9 @@ def _validation_summary(smk, build):
         instructions=Path(smk.params.instructions),
         config=dict(smk.config),
         dashboard_out=Path(smk.output.dashboard),
+        front_out=Path(smk.output.front),
+        tsv_out=Path(smk.output.tsv),
+        page_out=Path(smk.output.page),
         fingerprints=Path(smk.input.fingerprints),
     )
 
@@ -120,7 +124,6 @@ def run(smk) -> None:
     Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
     with open(smk.log[0], "w", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
         interrupt_in_parent_only()
-        schemacheck.remember_in(layout.RESULTS)
         try:
             STEPS[smk.rule](smk, steps.Build(settings_from_dict(dict(smk.config)), results=layout.RESULTS))
         except PreprocessError as exc:

@@ -42,14 +42,23 @@ class Build:
                 atomic_write_json(report_dir / f"{source_id}.json", check.to_json())
         return checks
 
-    def plan(self, *, checks, plan_out: Path, instructions_out: Path, table_out: Path | None = None):
-        """Decide what is built; print the check and plan tables; write instructions for what is missing."""
+    def plan(
+        self,
+        *,
+        checks,
+        plan_out: Path,
+        instructions_out: Path,
+        table_out: Path | None = None,
+        page_out: Path | None = None,
+    ):
+        """Decide what is built; print the check and plan tables; write instructions for what is missing (and
+        the raw-download table as TSV, `table_out`, and as a page, `page_out`)."""
         print(reports.check_table(self.registry, checks))
         every = runview.checks(self.registry, self.settings, self.results, checks)  # a partial run: and the rest
         if reports.unusable_text(checks):
             print("\n" + reports.unusable_text(checks))
         if table_out is not None:
-            _write_sources_table(self.registry, every, Path(table_out))
+            _write_sources_table(self.registry, every, Path(table_out), page_out)
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
         print()
         print(reports.plan_table(plans, checks, self.registry))
@@ -156,6 +165,9 @@ class Build:
         instructions: Path,
         config: dict | None = None,
         dashboard_out: Path | None = None,
+        front_out: Path | None = None,
+        tsv_out: Path | None = None,
+        page_out: Path | None = None,
         fingerprints: Path | None = None,
     ) -> dict:
         """One validation table over every built subset, and the build's front page (counts, what was not
@@ -170,7 +182,8 @@ class Build:
         text = _summary_text(all_reports, skipped, bad_items, instructions)
         print(text)
         atomic_write_text(table_out, text)
-        _write_validation_tables(all_reports, len(skipped), Path(table_out))
+        if tsv_out is not None or page_out is not None:
+            _write_validation_tables(all_reports, len(skipped), tsv_out, page_out)
         summary = {
             "files": [r.row() for r in all_reports],
             "not_built": skipped,
@@ -188,7 +201,7 @@ class Build:
             summary["fingerprints"] = front_digests(Path(fingerprints))
         atomic_write_json(json_out, summary)
         if dashboard_out is not None:
-            reports.write_dashboard(Path(dashboard_out), summary, plans, config or {})
+            reports.write_dashboard(Path(dashboard_out), summary, plans, config or {}, front_out)
         return summary
 
     def attest(self, *, out: Path, workers: int = 1, subset: str | None = None):
@@ -239,7 +252,7 @@ def _conversions(built: list, subset, name: str | None) -> list:
     return named
 
 
-def _write_sources_table(registry, checks: dict, table_out: Path) -> None:
+def _write_sources_table(registry, checks: dict, table_out: Path, page_out: Path | None) -> None:
     headers = ["source", "status", "access", "problems", "instructions"]
     rows = [
         [
@@ -254,7 +267,8 @@ def _write_sources_table(registry, checks: dict, table_out: Path) -> None:
     atomic_write_text(table_out, "\n".join("\t".join(row) for row in [headers, *rows]) + "\n")
     present = sum(1 for row in rows if row[1] == "present")
     note = f"{present} of {len(rows)} raw downloads present. The last column prints what to download and where."
-    atomic_write_text(table_out.with_suffix(".html"), tables.html_page("Raw downloads", headers, rows, note))
+    if page_out is not None:
+        atomic_write_text(Path(page_out), tables.html_page("Raw downloads", headers, rows, note))
 
 
 def read_checks(paths) -> dict[str, SourceCheck]:
@@ -323,12 +337,12 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     return text + f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
 
 
-def _write_validation_tables(all_reports, not_built: int, table_out: Path) -> None:
+def _write_validation_tables(all_reports, not_built: int, tsv_out: Path | None, page_out: Path | None) -> None:
     rows = [[r.file] + [str(getattr(r, c)) for c in reports.VALIDATION_COLUMNS] for r in all_reports]
     header = ["task file", *reports.VALIDATION_COLUMNS]
-    atomic_write_text(table_out.with_suffix(".tsv"), "\n".join("\t".join(row) for row in [header, *rows]) + "\n")
+    if tsv_out is not None:
+        atomic_write_text(Path(tsv_out), "\n".join("\t".join(row) for row in [header, *rows]) + "\n")
     resolved = sum(r.passed for r in all_reports)
     note = f"{resolved} of {len(all_reports)} task files resolve every path; {not_built} subsets not built."
-    atomic_write_text(
-        table_out.with_suffix(".html"), tables.html_page("Validation of every task file", header, rows, note)
-    )
+    if page_out is not None:
+        atomic_write_text(Path(page_out), tables.html_page("Validation of every task file", header, rows, note))

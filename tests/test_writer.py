@@ -1,6 +1,5 @@
 """The one writer of output bytes keeps a file that already holds them, refuses other content unless told,
-and leaves no temporary file, both where the file system renames without replacing (renameat2) and where it
-cannot (NFS, say), where the writer looks first."""
+and leaves no temporary file."""
 
 from __future__ import annotations
 
@@ -9,20 +8,14 @@ import os
 
 import pytest
 
-from preprocess import noreplace
 from preprocess.convert.outputs import write_bytes
 from preprocess.errors import OutputConflictError
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 
 
-@pytest.fixture(params=["renameat2", "look first"])
-def base(request, tmp_path, monkeypatch):
-    if request.param == "renameat2":
-        if not noreplace.available():
-            pytest.skip("this system has no renameat2(RENAME_NOREPLACE)")
-    else:
-        monkeypatch.setitem(noreplace._STATE, "renameat2", None)
+@pytest.fixture
+def base(tmp_path):
     return tmp_path / "DATA_BASEDIR"
 
 
@@ -69,24 +62,3 @@ def test_a_folder_where_the_file_belongs_is_refused(base):
     with pytest.raises(OutputConflictError, match="already exists with other content"):
         write_bytes(target, PNG, base, overwrite=False)
     assert target.is_dir() and not _leftovers(base)
-
-
-def test_a_file_system_that_cannot_rename_without_replacing_is_noticed_once(tmp_path, monkeypatch):
-    """renameat2 answering EINVAL (NFS): the file is still written, and the process looks first from then on."""
-    import ctypes
-    import errno
-
-    calls = []
-
-    def refusing(*args):
-        calls.append(args)
-        ctypes.set_errno(errno.EINVAL)
-        return -1
-
-    monkeypatch.setitem(noreplace._STATE, "renameat2", refusing)
-    base = tmp_path / "DATA_BASEDIR"
-    write_bytes(base / "a.png", PNG, base, overwrite=False)
-    write_bytes(base / "b.png", PNG, base, overwrite=False)
-    assert (base / "a.png").read_bytes() == PNG and (base / "b.png").read_bytes() == PNG
-    assert len(calls) == 1 and not noreplace.available()
-    assert not _leftovers(base)

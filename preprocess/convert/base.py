@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from preprocess import layout
+from preprocess.config import Settings
 from preprocess.convert.executor import run_items
 from preprocess.convert.journal import Journal, fingerprint, journal_path
 from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_error
@@ -28,7 +29,7 @@ SHOWN_BAD = 5  # bad items a stopping error lists (it counts all of them)
 @dataclass
 class ConversionContext:
     registry: Registry
-    settings: object
+    settings: Settings
     subset: Subset
     conversion: Conversion
     shard: int = 0

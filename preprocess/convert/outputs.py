@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from preprocess import noreplace
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.fsutil import file_digest, same_bytes
 from preprocess.pngio import encode_png
@@ -119,15 +118,14 @@ def _relative(path: Path | str, data_basedir: Path) -> str:
 def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> Row:
     """Write bytes atomically unless the file already holds them.
 
-    Plain os calls on text paths: this runs once per output image (millions for a full build). The temporary
-    file is moved to its name only if that name is free (preprocess.noreplace); a taken name is looked at
-    then, so a fresh build never pays for looking first.
+    Plain os calls on text paths: this runs once per output image (millions for a full build). The name is
+    looked at first (a file that holds the bytes is not written again; other content is refused unless
+    `overwrite`), then the bytes go to a temporary file that is renamed to the name.
     """
     path = os.fspath(target)
     relative = _relative(path, data_basedir)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-    looked = not noreplace.available()  # then look first: a file that holds the bytes is not written again
-    if looked and _holds(path, data, overwrite):
+    if _holds(path, data, overwrite):
         return relative, "file", detail
     folder, name = os.path.split(path)
     tmp = f"{folder}/.{name}{part_suffix()}"
@@ -146,11 +144,7 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
                 view = view[os.write(descriptor, view) :]
         finally:
             os.close(descriptor)
-        if looked or not noreplace.rename(tmp, path):  # the name is taken, or this file system cannot tell
-            if not looked and _holds(path, data, overwrite):
-                os.unlink(tmp)
-                return relative, "file", detail
-            os.rename(tmp, path)
+        os.rename(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

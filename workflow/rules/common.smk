@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess import estimate, layout, schemacheck, splits, validate
+from preprocess import estimate, layout, splits, validate
 from preprocess.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
@@ -16,12 +16,9 @@ from preprocess.registry import GROUPS
 from snakemake.exceptions import WorkflowError
 
 RESULTS = layout.RESULTS
-schemacheck.remember_in(RESULTS)
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
-    # nothing is written into results before it is known to be apart from the raw root
-    with schemacheck.writes_held():
-        SETTINGS = settings_from_dict(config)
-        require_apart(SETTINGS.raw_root, SETTINGS.data_basedir, RESULTS)
+    SETTINGS = settings_from_dict(config)
+    require_apart(SETTINGS.raw_root, SETTINGS.data_basedir, RESULTS)
     if (
         SETTINGS.demo is not None
     ):  # written by `python -m preprocess demo` (make demo), not here
