@@ -133,7 +133,11 @@ def _fingerprints(found: dict | None) -> list[str]:
         f"(decoded by {_e(found['decoder'])}). Every image: {_e(found['file'])}; compare with another build's "
         "file: <code>python -m preprocess attest --compare THEIRS.tsv</code>.</p>"
     )
-    return ["<h3>Pixel fingerprints</h3>", note + _table(["subset", "images", "digest"], rows)]
+    # Folded: the report shows this page in a box centred on the screen, and a page taller than the screen
+    # loses its top (the verdict) there; a subset's digest is one click away.
+    table = _table(["subset", "images", "digest"], rows)
+    folded = f"<details><summary>Each subset's digest ({len(rows)} subsets)</summary>{table}</details>"
+    return ["<h3>Pixel fingerprints</h3>", note + folded]
 
 
 def _links(standalone: bool) -> list[str]:

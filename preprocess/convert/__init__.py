@@ -1,7 +1,7 @@
 """Conversion kinds: each turns one subset's raw download into files under its image root.
 
 The kinds are declared in preprocess/registry/kinds.yaml; a kind's module is imported when a job of that kind
-runs (a MedMNIST job should not pay for pandas and pydicom at start-up).
+runs (a MedMNIST job should not pay for pyarrow and pydicom at start-up).
 """
 
 from __future__ import annotations
