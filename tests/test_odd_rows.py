@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
+from test_annotation_crops import min_size_crop
 
 from conftest import demo_values
 
@@ -42,17 +43,8 @@ def read_box(cells) -> tuple[int, int, int, int]:
 
 
 def window(box, width: int, height: int) -> tuple[int, int, int, int]:
-    """crop_with_min_size: cx = (x0+x1)//2, w = max(x1-x0, 28); x0 = max(0, cx - w//2), x1 = min(W, x0 + w),
-    x0 = max(0, x1 - w); the same for y; the result is a PIL crop box (right and bottom exclusive)."""
-    x0, y0, x1, y1 = box
-    cx, cy, w, h = (x0 + x1) // 2, (y0 + y1) // 2, max(x1 - x0, 28), max(y1 - y0, 28)
-    left = max(0, cx - w // 2)
-    right = min(width, left + w)
-    left = max(0, right - w)
-    top = max(0, cy - h // 2)
-    bottom = min(height, top + h)
-    top = max(0, bottom - h)
-    return left, top, right, bottom
+    """crop_with_min_size, as stated once in tests/test_annotation_crops.py (min_size_crop): a PIL crop box."""
+    return min_size_crop(*box, width, height)
 
 
 def class_ids(names) -> dict[str, int]:
