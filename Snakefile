@@ -6,7 +6,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 from preprocess.errors import ConfigError
-from preprocess.registry import check_schema
+from preprocess.registry.loader import check_schema
 
 min_version("9.0")
 

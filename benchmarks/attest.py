@@ -29,11 +29,12 @@ sys.path.insert(0, str(REPO))
 
 from timing import pinned, timed  # noqa: E402
 
-from preprocess import layout, records, steps  # noqa: E402
-from preprocess.config import settings_from_dict  # noqa: E402
+from preprocess.checks.plan import BUILD, plan_subsets  # noqa: E402
 from preprocess.demo import write_demo  # noqa: E402
-from preprocess.plan import BUILD, plan_subsets  # noqa: E402
-from preprocess.records import PARSERS  # noqa: E402
+from preprocess.pipeline import steps  # noqa: E402
+from preprocess.registry import layout, records  # noqa: E402
+from preprocess.registry.config import settings_from_dict  # noqa: E402
+from preprocess.registry.records import PARSERS  # noqa: E402
 
 
 def build_demo(folder: Path) -> dict:

@@ -29,13 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from preprocess.config import settings_from_dict  # noqa: E402
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
 from preprocess.demo import write_demo  # noqa: E402
 from preprocess.errors import PreprocessError  # noqa: E402
-from preprocess.estimate import COSTS, cost_key  # noqa: E402
-from preprocess.manifest import read_manifest  # noqa: E402
-from preprocess.steps import Build  # noqa: E402
+from preprocess.formats.manifest import read_manifest  # noqa: E402
+from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
+from preprocess.pipeline.steps import Build  # noqa: E402
+from preprocess.registry.config import settings_from_dict  # noqa: E402
 
 FULL_SIZE_KEYS = ("volume_slices/ct_rate", "volume_slices/radgenome_chestct")
 

@@ -39,8 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from timing import build_seconds, fresh_folders, pinned  # noqa: E402
 
-from preprocess.register import observed_files  # noqa: E402
-from preprocess.registry import load_registry  # noqa: E402
+from preprocess.checks.register import observed_files  # noqa: E402
+from preprocess.registry.loader import load_registry  # noqa: E402
 
 SHAPE = (512, 512, 300)
 

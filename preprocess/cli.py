@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from preprocess.errors import PreprocessError
-from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
+from preprocess.pipeline.interrupts import INTERRUPTED, interrupt_in_parent_only
 
 DEFAULT_RESULTS = Path("results")
 
@@ -37,8 +37,8 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
     """Settings of a command: --config, else ./config.yaml when present (as the workflow), then the options.
 
     `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable)."""
-    from preprocess.config import find_config, load_settings, require_directory
-    from preprocess.rawroot import require_apart
+    from preprocess.formats.rawroot import require_apart
+    from preprocess.registry.config import find_config, load_settings, require_directory
 
     settings = load_settings(
         find_config(args.config, getattr(args, "data_basedir", None)),
@@ -61,7 +61,7 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
 
 def _outside_raw(settings, path: Path, option: str) -> None:
     """A file or folder named on the command line for writing must not lie in the raw root."""
-    from preprocess.rawroot import require_outside
+    from preprocess.formats.rawroot import require_outside
 
     require_outside(settings.raw_root if settings.raw_root_given else None, path, option)
 
@@ -111,7 +111,7 @@ def _source(registry, name: str):
 
 
 def cmd_list(args) -> int:
-    from preprocess.registry import load_registry
+    from preprocess.registry.loader import load_registry
 
     registry = load_registry()
     rows = []
@@ -134,7 +134,7 @@ def cmd_list(args) -> int:
     elif args.naming:
         print(naming_table(registry))
     else:
-        from preprocess import tables
+        from preprocess.formats import tables
 
         print(tables.render(list(rows[0]), [list(r.values()) for r in rows]))
         print(f"\n{len(rows)} subsets, {sum(r['tasks'] for r in rows)} task files, {len(registry.sources)} sources")
@@ -180,7 +180,7 @@ def naming_table(registry) -> str:
 
 
 def cmd_info(args) -> int:
-    from preprocess.registry import load_registry
+    from preprocess.registry.loader import load_registry
 
     registry = load_registry()
     if args.name in registry.sources:
@@ -200,7 +200,7 @@ def cmd_info(args) -> int:
     for source_id, specs in registry.files_needed(subset).items():
         labels = [s.label + (" (train split)" if s.split == "train" else "") for s in specs]
         print(f"  source {source_id}: {', '.join(labels)}")
-    from preprocess import splits
+    from preprocess.registry import splits
 
     for conversion in splits.conversions(None, subset, splits.ALL):
         train = " (train split: built with splits: all)" if conversion.split == splits.TRAIN else ""
@@ -228,7 +228,7 @@ def _source_text(source, users) -> str:
 
 
 def _check(args):
-    from preprocess import steps
+    from preprocess.pipeline import steps
 
     settings = _settings(args, basedir="read" if args.data_basedir else None)
     registry = settings.registry()
@@ -243,7 +243,8 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
-    from preprocess import releasenames, reports  # here: they pull in the validation code (Pillow)
+    from preprocess.registry import releasenames
+    from preprocess.reports import summaries  # here: they pull in the validation code (Pillow)
 
     settings, registry, checks = _check(args)
     for source_id in checks:
@@ -252,11 +253,11 @@ def cmd_check(args) -> int:
                 f"warning: checksum verification is off for {source_id} (verify_checksums in the config)",
                 file=sys.stderr,
             )
-    print(reports.check_table(registry, checks))
-    unusable = reports.unusable_text(checks)
+    print(summaries.check_table(registry, checks))
+    unusable = summaries.unusable_text(checks)
     if unusable:
         print("\n" + unusable)
-    text = reports.instructions_text(registry, checks)
+    text = summaries.instructions_text(registry, checks)
     if text and not args.quiet:
         print("\n" + text)
     release = [
@@ -271,7 +272,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    from preprocess import steps
+    from preprocess.pipeline import steps
 
     settings = _settings(args, basedir="write")
     shard, shards = _parse_shard(args.shard)
@@ -296,7 +297,7 @@ def cmd_plan(args) -> int:
     import time
     from dataclasses import asdict
 
-    from preprocess import estimate
+    from preprocess.pipeline import estimate
 
     started = time.monotonic()
     settings = _settings(args)
@@ -325,7 +326,8 @@ def _parse_shard(text: str) -> tuple[int, int]:
 
 
 def cmd_validate(args) -> int:
-    from preprocess import splits, validate
+    from preprocess.checks import validate
+    from preprocess.registry import splits
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     if args.report:
@@ -376,10 +378,11 @@ def _verdict(all_reports, not_built: list[str]) -> str:
 
 
 def _print_validation(all_reports, states: dict, registry, data_basedir: Path, show_not_built: bool) -> None:
-    from preprocess import reports, validate
+    from preprocess.checks import validate
+    from preprocess.reports import summaries
 
-    print(reports.validation_table(all_reports) if all_reports else "no task files found")
-    for show in (reports.failures_text, reports.warnings_text, reports.unproduced_text):
+    print(summaries.validation_table(all_reports) if all_reports else "no task files found")
+    for show in (summaries.failures_text, summaries.warnings_text, summaries.unproduced_text):
         text = show(all_reports)
         if text:
             print("\n" + text)
@@ -392,15 +395,15 @@ def _print_validation(all_reports, states: dict, registry, data_basedir: Path, s
 
 
 def _write_validation_report(path: Path, states: dict, all_reports) -> None:
-    from preprocess.fsutil import atomic_write_json
+    from preprocess.formats.fsutil import atomic_write_json
 
     files = [{**r.row(), "failures": [asdict(f) for f in r.failures]} for r in all_reports]
     atomic_write_json(path, {"subsets": states, "files": files})
 
 
 def cmd_attest(args) -> int:
-    """Write the pixel fingerprints of a tree, or compare them with another lab's (preprocess/attest.py)."""
-    from preprocess import attest
+    """Write the pixel fingerprints of a tree, or compare them with another lab's (preprocess/checks/attest.py)."""
+    from preprocess.checks import attest
 
     target = Path(args.target) if args.target else None
     if args.compare is None:
@@ -421,8 +424,8 @@ def cmd_attest(args) -> int:
 
 
 def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):
-    from preprocess import attest
-    from preprocess.progress import terminal_stream
+    from preprocess.checks import attest
+    from preprocess.convert.progress import terminal_stream
 
     args.data_basedir = str(data_basedir) if data_basedir is not None else None
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
@@ -442,8 +445,8 @@ def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):
 
 def cmd_slice(args) -> int:
     """One volume file to PNG slices, outside any subset: for looking at what a file holds."""
-    from preprocess.fsutil import atomic_write_bytes
-    from preprocess.pngio import encode_png
+    from preprocess.formats.fsutil import atomic_write_bytes
+    from preprocess.formats.pngio import encode_png
     from preprocess.volumes import transforms
     from preprocess.volumes.io import read_volume
     from preprocess.volumes.recipes import Profile
@@ -486,8 +489,11 @@ def cmd_slice(args) -> int:
 def cmd_status(args) -> int:
     """One line per subset: its test split (built, not built and why, failed or partially valid, with what to
     do next) and its train split (the Train_Data paths it resolves), apart."""
-    from preprocess import attest, layout, splits, steps, tables, validate
-    from preprocess.plan import plan_subsets
+    from preprocess.checks import attest, validate
+    from preprocess.checks.plan import plan_subsets
+    from preprocess.formats import tables
+    from preprocess.pipeline import steps
+    from preprocess.registry import layout, splits
 
     settings = _settings(args, require_raw=False, basedir="read")
     registry = settings.registry()
@@ -582,7 +588,7 @@ def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple
 
 def cmd_eval_config(args) -> int:
     """The evaluation's config files for the task files built under DATA_BASEDIR."""
-    from preprocess import steps
+    from preprocess.pipeline import steps
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     _outside_raw(settings, Path(args.out), "--out")
@@ -604,7 +610,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_register(args) -> int:
-    from preprocess.register import register_source
+    from preprocess.checks.register import register_source
 
     settings = _settings(args)
     _outside_raw(settings, Path(args.out), "--out")

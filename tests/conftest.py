@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from preprocess.config import settings_from_dict
 from preprocess.demo import write_demo
+from preprocess.registry.config import settings_from_dict
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
 Each conversion test states the benchmark scripts' rules here, in plain Python (Vision_Grounding/*/Preprocess.py
 of ziz-797/Processing_Code): names are literal, the merge order and the crop box are computed below without
-preprocess.boxes, and pixels are compared with the raw image read independently.
+preprocess.convert.boxes, and pixels are compared with the raw image read independently.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import yaml
 from PIL import Image
 
 from conftest import demo_settings, demo_values
-from preprocess import boxes, steps
-from preprocess.config import settings_from_dict
+from preprocess.convert import boxes
 from preprocess.demo.annotations import _dicom, vindr_mammo_physionet, xray
-from preprocess.dicomio import read_dicom
 from preprocess.errors import PreprocessError, RawDataError
+from preprocess.formats.dicomio import read_dicom
+from preprocess.pipeline import steps
+from preprocess.registry.config import settings_from_dict
 
 CXR_A, CXR_B = "0a6fd1c1a33ba8b6cafe3aa5ef0e5c9a", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"  # test split
 CXR_T = "1b2c3d4e5f60718293a4b5c6d7e8f901"  # train split

@@ -22,8 +22,8 @@ import yaml
 from PIL import Image
 
 from conftest import REPO, demo_config_file, demo_settings, demo_values
-from preprocess import steps
-from preprocess.plan import BUILD, plan_subsets
+from preprocess.checks.plan import BUILD, plan_subsets
+from preprocess.pipeline import steps
 
 FIXTURE = REPO / "tests" / "data" / "demo-fingerprints.tsv"
 COLUMNS = "subset\tpath\tstatus\tmode\tdtype\tshape\tsha256"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
 import gzip
 import hashlib
@@ -23,16 +24,18 @@ import pytest
 import yaml
 
 from conftest import REPO, demo_config_file, demo_settings, demo_values
-from preprocess import boxes, cli, steps
+from preprocess import cli
+from preprocess.checks.rawcheck import check_source
+from preprocess.checks.validate import PathChecker, validate_file
+from preprocess.convert import boxes
 from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
-from preprocess.dicomio import read_dicom
 from preprocess.errors import OutputConflictError, RawDataError, UnsafePathError
-from preprocess.extract.archive import SafeArchive
-from preprocess.fsutil import ChecksumCache
-from preprocess.npzio import NpzFile, structure_problems
-from preprocess.rawcheck import check_source
-from preprocess.validate import PathChecker, validate_file
+from preprocess.formats.archive import SafeArchive
+from preprocess.formats.dicomio import read_dicom
+from preprocess.formats.fsutil import ChecksumCache
+from preprocess.formats.npzio import NpzFile, structure_problems
+from preprocess.pipeline import steps
 from preprocess.volumes.io import read_volume
 from preprocess.volumes.recipes import Profile
 from preprocess.volumes.slicer import reference_slices
@@ -113,7 +116,7 @@ def case_npz_truncated(tmp):
 
 
 def case_wrong_md5(tmp):
-    from preprocess.registry import load_registry
+    from preprocess.registry.loader import load_registry
 
     (tmp / "MedMNIST").mkdir()
     (tmp / "MedMNIST" / "bloodmnist.npz").write_bytes(b"not the published file")
@@ -141,7 +144,7 @@ def case_dicom_unsupported_syntax(tmp):
 
 
 def case_parquet_corrupt_footer(tmp):
-    from preprocess.extract.parquet import iter_images
+    from preprocess.formats.parquet import iter_images
 
     return list(iter_images(_parquet(tmp / "i.parquet", b"\x89PNG", truncate=True), "image"))
 
@@ -173,14 +176,14 @@ def case_box_outside_image(tmp):
 
 
 def case_csv_with_bom(tmp):
-    from preprocess.csvio import read_split_csv
+    from preprocess.formats.csvio import read_split_csv
 
     (tmp / "s.csv").write_bytes("\ufefffolder_name,split\n12,train\n".encode())
     return read_split_csv(tmp / "s.csv", ("folder_name",))
 
 
 def case_csv_missing_columns(tmp):
-    from preprocess.csvio import read_split_csv
+    from preprocess.formats.csvio import read_split_csv
 
     (tmp / "m.csv").write_text("folder,part\n12,train\n")
     return read_split_csv(tmp / "m.csv", ("folder_name",))
@@ -490,14 +493,14 @@ def case_nrrd_data_file_list(tmp):
 
 
 def case_split_csv_latin1(tmp):
-    from preprocess.csvio import read_split_csv
+    from preprocess.formats.csvio import read_split_csv
 
     (tmp / "split.csv").write_bytes("split,original_image_path\ntrain,a.png\ntest,caf\xe9.png\n".encode("latin-1"))
     return read_split_csv(tmp / "split.csv", ("original_image_path",))
 
 
 def case_split_csv_short_row(tmp):
-    from preprocess.csvio import read_split_csv
+    from preprocess.formats.csvio import read_split_csv
 
     (tmp / "split.csv").write_text("folder_name,split\n12,train\n13\n")
     return read_split_csv(tmp / "split.csv", ("folder_name",))
@@ -578,7 +581,7 @@ def case_float_labels(tmp):
 
 
 def _name(**fields):
-    from preprocess.layout import fill
+    from preprocess.registry.layout import fill
 
     return fill("images/{image_id}.png", fields, "X/convert: param crop")
 
@@ -600,7 +603,7 @@ def case_name_dotdot(tmp):
 
 
 def case_member_name_too_long(tmp):
-    from preprocess.fsutil import safe_relative
+    from preprocess.formats.fsutil import safe_relative
 
     return safe_relative("figures/" + "y" * 256 + ".jpg", "pmc_vqa image name")
 
@@ -772,7 +775,7 @@ def case_validate_permission_denied(tmp):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    patch = mock.patch("preprocess.imagecheck.open", refuse, create=True)
+    patch = mock.patch("preprocess.formats.imagecheck.open", refuse, create=True)
     with patch if os.access(locked, os.R_OK) else contextlib.nullcontext():
         return _validate(tmp, [_record("locked.png"), _record("ok.png")])
 
@@ -1511,7 +1514,7 @@ class _Smk:
 
 
 def test_a_rule_error_goes_to_its_log_and_one_line_to_the_terminal(tmp_path, demo, monkeypatch):
-    from preprocess import snakemake_entry
+    from preprocess.pipeline import snakemake_entry
 
     def broken(smk, build):
         print("converting 2D_Task/APTOS")
@@ -1533,7 +1536,7 @@ def test_a_rule_error_goes_to_its_log_and_one_line_to_the_terminal(tmp_path, dem
 
 
 def test_a_rule_bad_input_message_goes_to_its_log_and_the_terminal(tmp_path, demo, monkeypatch):
-    from preprocess import snakemake_entry
+    from preprocess.pipeline import snakemake_entry
 
     def bad(smk, build):
         raise RawDataError("/raw/x.csv line 4: box is not four numbers")
@@ -1731,11 +1734,8 @@ def test_names_with_a_newline_or_u2028_keep_the_manifest_and_the_later_steps_who
     code, text = planted.convert("2D_Task/Brain-Tumor-MRI")
     assert code == 0, text
     manifest = planted.results / "convert" / "2D_Task" / "Brain-Tumor-MRI" / "image_folder.0-of-1.tsv"
-    lines = manifest.read_bytes().split(b"\n")
-    assert lines[-1] == b"" and len(lines) == 2 + 6  # header, six images, the final newline
-    from preprocess.manifest import read_manifest
-
-    rows = read_manifest(manifest)
+    with open(manifest, encoding="utf-8", newline="") as handle:  # any TSV reader, quoted fields and all
+        rows = [tuple(row) for row in csv.reader(handle, dialect="excel-tab")][1:]
     expected = "2D_Images/Brain-Tumor-MRI/datasets/Testing/glio\nma/Te-gl\u2028_0099.jpg"
     assert [row[0] for row in rows if "glio\n" in row[0]] == [expected] and len(rows) == 6
     assert all(len(row) == 3 and row[1] == "file" for row in rows)

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from conftest import demo_settings
-from preprocess import steps
 from preprocess.errors import OutputConflictError, RawDataError
+from preprocess.pipeline import steps
 
 
 def _convert(settings, subset, results=None):

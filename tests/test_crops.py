@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from preprocess import boxes
+from preprocess.convert import boxes
 
 
 def test_noisy_jpeg_mask_is_thresholded():

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from preprocess.demo import RELEASE
-from preprocess.registry import load_registry
+from preprocess.registry.loader import load_registry
 
 TASK_FILES = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.rglob("*.json"))
 

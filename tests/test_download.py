@@ -10,11 +10,11 @@ from typing import ClassVar
 import pytest
 import yaml
 
-from preprocess.config import settings_from_dict
-from preprocess.download import download
+from preprocess.checks.download import download
+from preprocess.checks.rawcheck import check_all
 from preprocess.errors import RawDataError
-from preprocess.rawcheck import check_all
-from preprocess.registry import load_registry
+from preprocess.registry.config import settings_from_dict
+from preprocess.registry.loader import load_registry
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 

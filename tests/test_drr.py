@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from preprocess import steps
-from preprocess.config import settings_from_dict
+from preprocess.pipeline import steps
+from preprocess.registry.config import settings_from_dict
 from preprocess.volumes.drr import DrrParams, line_integrals, physical_drr
 from preprocess.volumes.io import Volume
 

@@ -6,6 +6,7 @@ files that go with their job, and the README's sample output."""
 from __future__ import annotations
 
 import collections
+import csv
 import fcntl
 import json
 import os
@@ -258,8 +259,9 @@ def _written_per_subset(results: Path) -> dict[str, int]:
     counts: dict[str, int] = collections.Counter()
     for manifest in (results / "convert").glob("*/*/*.tsv"):
         subset = f"{manifest.parent.parent.name}/{manifest.parent.name}"
-        rows = manifest.read_text(encoding="utf-8").splitlines()[1:]
-        counts[subset] += sum(1 for row in rows if row.split("\t")[1] in ("file", "symlink"))
+        with open(manifest, encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle, dialect="excel-tab"))[1:]
+        counts[subset] += sum(1 for row in rows if row[1] in ("file", "symlink"))
     return counts
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from preprocess.checks.validate import validate_subset
 from preprocess.cli import main
 from preprocess.demo.images import encode, pattern
-from preprocess.registry import load_registry
-from preprocess.validate import validate_subset
+from preprocess.registry.loader import load_registry
 
 ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
 PNG = encode(pattern(3), "PNG")

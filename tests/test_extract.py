@@ -17,10 +17,10 @@ import pytest
 from PIL import Image
 
 from conftest import demo_settings
-from preprocess import steps
+from preprocess.checks.validate import validate_subset
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.extract.archive import SafeArchive
-from preprocess.validate import validate_subset
+from preprocess.formats.archive import SafeArchive
+from preprocess.pipeline import steps
 
 
 def _convert(settings, subset, conversion=None, registry=None):
@@ -277,8 +277,8 @@ def test_mimic_symlink_farm_serves_four_roots(settings, demo):
 
 GIGABYTE_SCRIPT = """
 import sys
-from preprocess.config import settings_from_dict
-from preprocess import steps
+from preprocess.registry.config import settings_from_dict
+from preprocess.pipeline import steps
 settings = settings_from_dict({"raw_root": sys.argv[1], "data_basedir": sys.argv[2], "subsets": "all",
                                "registry_overrides": sys.argv[3], "verify_checksums": False})
 written = steps.Build(settings).convert(subset="PathVQA")  # the release names big/0000.jpg .. big/4095.jpg

@@ -26,8 +26,10 @@ import pytest
 from PIL import Image
 
 from conftest import demo_settings, without_checksums
-from preprocess import boxes, steps, validate
+from preprocess.checks import validate
+from preprocess.convert import boxes
 from preprocess.errors import RawDataError
+from preprocess.pipeline import steps
 
 KVASIR = "raw/Kvasir-SEG"
 MEDSEGBENCH = "raw/MedSegBench"

@@ -17,14 +17,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from preprocess import steps
-from preprocess.config import settings_from_dict
+from preprocess.checks.register import observed_files
 from preprocess.convert import medmnist
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
-from preprocess.npzio import NpzFile, structure_problems
-from preprocess.pngio import encode_png
-from preprocess.register import observed_files
-from preprocess.registry import load_registry
+from preprocess.formats.npzio import NpzFile, structure_problems
+from preprocess.formats.pngio import encode_png
+from preprocess.pipeline import steps
+from preprocess.registry.config import settings_from_dict
+from preprocess.registry.loader import load_registry
 
 
 def _decode(path_or_bytes) -> np.ndarray:
@@ -54,7 +54,7 @@ def test_png_round_trip(shape, dtype, mode):
 _STRUCTURED_IMAGE = """
 import sys
 import numpy as np
-from preprocess.pngio import encode_png
+from preprocess.formats.pngio import encode_png
 rng = np.random.default_rng(7)
 blocks = np.kron(rng.integers(0, 200, (28, 28)), np.ones((8, 8), np.int64))
 image = (blocks + rng.integers(0, 4, blocks.shape)).astype(np.uint8)

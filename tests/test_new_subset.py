@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from preprocess import registry as registry_module
-from preprocess import steps
-from preprocess.config import settings_from_dict
+from preprocess.checks.validate import validate_subset
 from preprocess.demo.images import encode, pattern
-from preprocess.evalconfig import entries
-from preprocess.validate import validate_subset
+from preprocess.pipeline import steps
+from preprocess.pipeline.evalconfig import entries
+from preprocess.registry import loader as registry_module
+from preprocess.registry.config import settings_from_dict
 
 SOURCE = """
   fake_derm:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from preprocess.errors import RawDataError
-from preprocess.npzio import NpzFile
+from preprocess.formats.npzio import NpzFile
 
 
 def _npz(path, members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED):

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from preprocess import estimate
-from preprocess.config import settings_from_dict
-from preprocess.registry import REGISTRY_DIR, load_registry
+from preprocess.pipeline import estimate
+from preprocess.registry.config import settings_from_dict
+from preprocess.registry.loader import REGISTRY_DIR, load_registry
 from tests.conftest import REPO
 
 CT_RATE_TRAIN_VOLUMES = 47000  # the figure for every train reconstruction: more than the `_1` ones

@@ -13,7 +13,7 @@ import sys
 import termios
 
 from conftest import REPO, demo_config_file
-from preprocess.progress import Progress
+from preprocess.convert.progress import Progress
 
 LINE = re.compile(
     r"progress (?P<label>\S+ shard \d+/\d+): (?P<done>[\d,]+)/(?P<total>[\d,]+) items \((?P<percent>[\d.]+)%\), "

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from conftest import demo_config_file, demo_settings
+from preprocess.checks.rawcheck import check_source, fingerprint
 from preprocess.cli import main
-from preprocess.fsutil import ChecksumCache, file_digest
-from preprocess.rawcheck import check_source, fingerprint
+from preprocess.formats.fsutil import ChecksumCache, file_digest
 
 
 def _check(settings, source_id, cache=None):

@@ -7,6 +7,7 @@ which image) and its literal release files, never computed by the matching code.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, demo_config_file
-from preprocess import recordmatch
+from preprocess.convert import recordmatch
 
 RADIMAGENET_TEST = "2D_Task/RadImageNet-VQA/RadLmageNet_test.json"
 # path under the task file's image root -> the benchmark rows showing its image (three questions per image:
@@ -132,7 +133,8 @@ def test_unmatched_disagreeing_and_undecided_records_are_named_and_counted(demo,
     assert done.returncode == 0, done.stderr
     assert "3 bad items skipped (on_bad_input: skip), listed in the manifest" in done.stdout
     manifest = tmp_path / "results" / "convert" / "2D_Task" / "RadImageNet-VQA" / "parquet_records.0-of-1.tsv"
-    problems = [line for line in manifest.read_text().splitlines() if "\tproblem\t" in line]
+    with open(manifest, encoding="utf-8", newline="") as handle:
+        problems = [row for row in csv.reader(handle, dialect="excel-tab") if row[1] == "problem"]
     assert len(problems) == 3
     built = demo / "DATA_BASEDIR" / "2D_Images" / "RadImageNet-VQA" / "test" / "images"
     assert _tree(built) == ["CT/knee/case_1203.jpg", "MR/brain/case_0042.png"]  # the disagreeing path is not
@@ -255,7 +257,7 @@ def test_chosen_rows_of_a_parquet_come_with_their_own_row_numbers(tmp_path):
     """A sample of a big table (the alignment config) is read by row groups; rows keep their numbers."""
     import pyarrow as pa
 
-    from preprocess.extract.parquet import iter_images
+    from preprocess.formats.parquet import iter_images
 
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     table = pa.table({"image": pa.array([{"bytes": bytes([i]) * 3, "path": None} for i in range(23)], image)})

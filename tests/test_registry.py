@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from preprocess.errors import RegistryError
-from preprocess.registry import load_registry
+from preprocess.registry.loader import load_registry
 from seed_tree import TREE_FILE, seed_layout
 
 SEED_README = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "MedHEB-Bench-README.md"
@@ -104,7 +104,7 @@ def test_override_file_is_schema_checked(tmp_path):
 def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path, monkeypatch):
     import yaml
 
-    from preprocess import registry as registry_module
+    from preprocess.registry import loader as registry_module
 
     document = yaml.safe_load((registry_module.REGISTRY_DIR / "subsets.yaml").read_text())
     kvasir = next(s for s in document["subsets"] if s["folder"] == "Kvasir")

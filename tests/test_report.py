@@ -14,7 +14,7 @@ from PIL import Image
 
 from conftest import REPO, demo_config_file
 from preprocess.cli import main
-from preprocess.contact import grid_size
+from preprocess.reports.contact import grid_size
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def _images_of(built, group: str, folder: str) -> set:
 
 
 def test_link_farm_sheets_show_the_linked_images_with_their_folders(built):
-    from preprocess.contact import caption
+    from preprocess.reports.contact import caption
 
     sheet = built / "results" / "report" / "contact" / "2D_Task" / "MIMIC-CXR-T.png"
     with Image.open(sheet) as image:

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO
-from preprocess.registry import load_registry
+from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 

@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 from test_annotation_crops import min_size_crop
 
-from preprocess.steps import Build
+from preprocess.pipeline.steps import Build
 from tests.conftest import demo_settings
 
 IMAGE_0 = "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014"  # p10000032 / s50414267

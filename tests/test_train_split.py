@@ -16,10 +16,11 @@ from PIL import Image
 from test_drr import reference_rule as reference_drr
 
 from conftest import demo_settings, demo_values, without_checksums
-from preprocess import steps, validate
+from preprocess.checks import validate
+from preprocess.checks.rawcheck import check_all
 from preprocess.cli import main
 from preprocess.errors import ConfigError, RawDataError
-from preprocess.rawcheck import check_all
+from preprocess.pipeline import steps
 
 BLOOD_LABELS = ["basophil", "eosinophil", "erythroblast",
                 "immature granulocytes(myelocytes, metamyelocytes and promyelocytes)", "lymphocyte", "monocyte",

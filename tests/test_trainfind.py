@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import demo_config_file, demo_settings
-from preprocess import steps, trainlist
-from preprocess.registry import load_registry
+from preprocess.pipeline import steps
+from preprocess.registry import trainlist
+from preprocess.registry.loader import load_registry
 
 TRAIN_TSV = Path(__file__).parent / "data" / "train-jsonl.tsv"
 BRAIN = "Train_Data/2D_Task/Brain_Tumor_MRI/Brain_Tumor_MRI_train.jsonl"

@@ -10,7 +10,9 @@ the final configuration: the DATA_BASEDIR tree and the shard's manifest.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import os
 import shutil
@@ -166,7 +168,7 @@ def test_two_clean_builds_with_skip_and_two_workers_give_the_same_manifest(tmp_p
         assert done.returncode == 0, done.stdout + done.stderr
         manifests.append((copy / MANIFEST).read_text().replace(str(copy), "<demo>"))
     assert manifests[0] == manifests[1]
-    rows = [line.split("\t") for line in manifests[0].splitlines()[1:]]
+    rows = list(csv.reader(io.StringIO(manifests[0]), dialect="excel-tab"))[1:]
     assert [row[1] for row in rows] == ["problem"] * 3
     assert [row[0] for row in rows] == sorted(row[0] for row in rows)  # by item, not by completion
     assert rows[0][0].endswith("valid_1_a_1.nii.gz")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from preprocess.checks.validate import PathChecker, validate_file, validate_subset
 from preprocess.cli import main
 from preprocess.demo.images import encode, pattern
-from preprocess.records import task_record_problems
-from preprocess.registry import load_registry
-from preprocess.validate import PathChecker, validate_file, validate_subset
+from preprocess.registry.loader import load_registry
+from preprocess.registry.records import task_record_problems
 
 PNG = encode(pattern(1), "PNG")
 JPEG = encode(pattern(2), "JPEG")

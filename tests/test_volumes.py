@@ -14,9 +14,9 @@ import SimpleITK as sitk
 from PIL import Image
 
 from conftest import demo_settings
-from preprocess import steps
 from preprocess.demo.volumes import ct_phantom, mr_phantom, save_nifti
 from preprocess.errors import RawDataError
+from preprocess.pipeline import steps
 from preprocess.volumes import transforms as T
 from preprocess.volumes.io import read_volume
 from preprocess.volumes.slicer import view_slices

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from preprocess.convert.base import ConversionContext, run_conversion
-from preprocess.registry import Kind
+from preprocess.registry.loader import Kind
 
 __all__ = ["ConversionContext", "kind_module", "run_conversion"]
 

@@ -14,13 +14,13 @@ Recipes (the route a source variant selects is in brackets):
                          field, e.g. <raw>/vindr-cxr/VinDr-CXR-dataset/ai-vinbigdata/) exists, every query
                          image is hard-linked from that copy and the crops are cut from its pixels (the pixels
                          the reference crops came from); otherwise the query image is written from the DICOM
-                         {split}/{image_id}.dicom (preprocess.dicomio: first VOI window, MONOCHROME1 inverted,
+                         {split}/{image_id}.dicom (preprocess.formats.dicomio: first VOI window, MONOCHROME1 inverted,
                          8-bit), which reproduces the names but not necessarily the reference pixels.
   vindr_mammo            [derived] the Mammo-CLIP copy: vindr_detection_v1_folds.csv (resized_* boxes) and
                          images_png/<patient_id>/<image_id>.png, hard-linked; fields patient_id, image_id, split
                          (training -> train, else test), class_id, index. Reproduces the reference.
   vindr_mammo_physionet  [physionet] finding_annotations.csv (xmin..ymax) on images/<study_id>/<image_id>.dicom
-                         decoded by preprocess.dicomio (FOR PROCESSING images skipped); patient_id = study_id.
+                         decoded by preprocess.formats.dicomio (FOR PROCESSING images skipped); patient_id = study_id.
                          Same names, but NOT the reference pixels: the derived copy's resize is not known.
   chest_imagenome_gold   gold_dataset/gold_bbox_coordinate_annotations_1000images.csv on the MIMIC-CXR-JPG image
                          that gold_all_sentences_500pts_1000studies.txt places (its first row of an image);
@@ -55,11 +55,12 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from preprocess import boxes, scenegraph, trainlist
+from preprocess.convert import boxes, scenegraph
 from preprocess.convert.outputs import HardLink, Png, Result
-from preprocess.dicomio import read_dicom
+from preprocess.convert.scenegraph import SceneGraphs
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.scenegraph import SceneGraphs
+from preprocess.formats.dicomio import read_dicom
+from preprocess.registry import trainlist
 
 
 @dataclass

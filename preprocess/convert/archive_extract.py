@@ -24,8 +24,8 @@ from pathlib import Path
 
 from preprocess.convert.outputs import Data, Result
 from preprocess.errors import RawDataError, UnsafePathError
-from preprocess.extract.archive import SafeArchive, meant_name
-from preprocess.fsutil import safe_relative
+from preprocess.formats.archive import SafeArchive, meant_name
+from preprocess.formats.fsutil import safe_relative
 
 
 def _glob(base: Path, pattern: str) -> list[Path]:

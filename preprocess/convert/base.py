@@ -11,17 +11,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preprocess import layout
-from preprocess.config import Settings
 from preprocess.convert.executor import run_items
 from preprocess.convert.journal import Journal, fingerprint, journal_path
 from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_error
+from preprocess.convert.progress import Progress, terminal_stream
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
-from preprocess.fsutil import is_within
-from preprocess.manifest import write_manifest
-from preprocess.progress import Progress, terminal_stream
-from preprocess.rawroot import Boundary
-from preprocess.registry import Conversion, Registry, Source, Subset
+from preprocess.formats.fsutil import is_within
+from preprocess.formats.manifest import write_manifest
+from preprocess.formats.rawroot import Boundary
+from preprocess.registry import layout
+from preprocess.registry.config import Settings
+from preprocess.registry.loader import Conversion, Registry, Source, Subset
 
 SHOWN_BAD = 5  # bad items a stopping error lists (it counts all of them)
 
@@ -140,7 +140,7 @@ class ConversionContext:
 
     def raw_file(self, path, folder: bool = False) -> Path:
         """`path` when it can be read as a raw file (a folder, when `folder`) of this subset's sources: a regular
-        file, readable, that resolves inside the raw root or a source's folder (preprocess.rawroot); else
+        file, readable, that resolves inside the raw root or a source's folder (preprocess.formats.rawroot); else
         RawDataError naming it, bad input of the item being built."""
         if self._boundary is None:
             folders = [self.raw_dir(source_id) for source_id in self.subset.source_ids]

@@ -27,8 +27,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout
-from preprocess.fsutil import file_digest
+from preprocess.formats.fsutil import file_digest
+from preprocess.registry import layout
 
 VERSION = 3
 FLUSH_ITEMS = 512

@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from preprocess import boxes
+from preprocess.convert import boxes
 from preprocess.convert.outputs import Png, Result
 from preprocess.convert.parquet_extract import list_rows
-from preprocess.csvio import read_split_csv
 from preprocess.errors import RawDataError
-from preprocess.extract.parquet import iter_images
-from preprocess.npzio import NpzFile
+from preprocess.formats.csvio import read_split_csv
+from preprocess.formats.npzio import NpzFile
+from preprocess.formats.parquet import iter_images
 
 # --- what every recipe shares ------------------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ import numpy as np
 from preprocess.convert.executor import run_items
 from preprocess.convert.outputs import Data, HardLink, Png, Result
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.npzio import NpzFile, structure_problems
-from preprocess.pngio import encode_filtered, sub_filter
+from preprocess.formats.npzio import NpzFile, structure_problems
+from preprocess.formats.pngio import encode_filtered, sub_filter
 
 # The split being written (its context, name, arrays, inflation progress), shared with forked helpers.
 _SHARED: dict = {}

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
-from preprocess.fsutil import file_digest, same_bytes
-from preprocess.pngio import encode_png
+from preprocess.formats.fsutil import file_digest, same_bytes
+from preprocess.formats.pngio import encode_png
 
 Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 

@@ -32,12 +32,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from preprocess.convert.outputs import Data, Result
-from preprocess.csvio import read_split_csv
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.extract.formats import image_extension
-from preprocess.extract.parquet import iter_images
-from preprocess.pngio import encode_png
-from preprocess.rawroot import Boundary
+from preprocess.formats.csvio import read_split_csv
+from preprocess.formats.imagetype import image_extension
+from preprocess.formats.parquet import iter_images
+from preprocess.formats.pngio import encode_png
+from preprocess.formats.rawroot import Boundary
 
 # Per dataset: the files (a list of names is read in that order, and every one must exist; globs are sorted),
 # the image column, the other columns a rule reads, the naming rule, and what the rule needs besides.

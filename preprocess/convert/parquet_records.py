@@ -10,7 +10,7 @@ params:
   source    source id, when the subset has several
   train_dataset, train_files, train_records: the same for the train twin (splits: all)
 
-A record is matched to the rows whose question is its question (preprocess/recordmatch.py: normalised), and
+A record is matched to the rows whose question is its question (preprocess/convert/recordmatch.py: normalised), and
 whose answer and choices are its own where the record carries them. The rows a record matches must show one
 image (by the sha256 of its bytes) together with the matches of every other record naming the same path: a
 question shared by several images is decided by the path's other records. A record matching no row, a path
@@ -29,11 +29,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preprocess import recordmatch, releasenames
+from preprocess.convert import recordmatch
 from preprocess.convert.outputs import Data, Result
 from preprocess.convert.parquet_extract import image_bytes, row_count
 from preprocess.errors import RawDataError
-from preprocess.extract.parquet import iter_images
+from preprocess.formats.parquet import iter_images
+from preprocess.registry import releasenames
 
 # Per dataset: the image column, the text columns read, and the reader of a row's question and answers.
 RECIPES = {

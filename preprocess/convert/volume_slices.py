@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 
 from preprocess.convert.outputs import Data, Png, Result
 from preprocess.errors import RawDataError
-from preprocess.layout import fill
+from preprocess.registry.layout import fill
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
 from preprocess.volumes.io import Limits
 from preprocess.volumes.recipes import DATASETS, resolve

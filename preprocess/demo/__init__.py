@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from preprocess import layout
+from preprocess.checks.register import observed_files
 from preprocess.demo.sources import WRITERS
 from preprocess.errors import PreprocessError
-from preprocess.register import observed_files
-from preprocess.registry import load_registry
+from preprocess.registry import layout
+from preprocess.registry.loader import load_registry
 
 MARKER = ".medheb-demo"
 # The demo's release tree as literal data: task JSONs (and Train_Data JSONL) in the benchmark's record shapes,
@@ -27,7 +27,7 @@ def fingerprint() -> str:
     written by another version of the package is written again."""
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
-    for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*")]):
+    for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*.yaml")]):
         if path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()

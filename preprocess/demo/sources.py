@@ -199,7 +199,7 @@ def _medmnist_2d(base: Path, flag: str, size: int, channels: int, labels: list[s
 
 
 def medmnist(base: Path) -> None:
-    from preprocess.registry import load_registry
+    from preprocess.registry.loader import load_registry
 
     registry = load_registry()
     for number, (key, flag, channels, multi) in enumerate(

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.errors import RawDataError
-from preprocess.fsutil import is_within
-from preprocess.rawroot import Boundary
+from preprocess.formats.fsutil import is_within
+from preprocess.formats.rawroot import Boundary
 
 # No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
 # corrupt (vox_offset 1e30), said before any read.
@@ -41,7 +41,7 @@ class Limits:
     def voxels(self) -> int:
         if self.max_voxels is not None:
             return self.max_voxels
-        from preprocess.config import defaults
+        from preprocess.registry.config import defaults
 
         return int(defaults()["max_volume_voxels"])
 

@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from preprocess.csvio import read_split_csv
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.layout import fill
+from preprocess.formats.csvio import read_split_csv
+from preprocess.registry.layout import fill
 
 SLICES = 64
 

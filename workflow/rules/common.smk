@@ -6,13 +6,15 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess import estimate, layout, splits, validate
-from preprocess.config import require_directory, settings_from_dict
+from preprocess.pipeline import estimate
+from preprocess.registry import layout, splits
+from preprocess.checks import validate
+from preprocess.registry.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError
-from preprocess.rawcheck import fingerprint
-from preprocess.rawroot import require_apart
-from preprocess.registry import GROUPS
+from preprocess.checks.rawcheck import fingerprint
+from preprocess.formats.rawroot import require_apart
+from preprocess.registry.loader import GROUPS
 from snakemake.exceptions import WorkflowError
 
 RESULTS = layout.RESULTS

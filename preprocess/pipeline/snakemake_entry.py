@@ -8,10 +8,11 @@ import traceback
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from preprocess import layout, steps
-from preprocess.config import settings_from_dict
 from preprocess.errors import PreprocessError
-from preprocess.interrupts import INTERRUPTED, interrupt_in_parent_only
+from preprocess.pipeline import steps
+from preprocess.pipeline.interrupts import INTERRUPTED, interrupt_in_parent_only
+from preprocess.registry import layout
+from preprocess.registry.config import settings_from_dict
 
 
 def _check_source(smk, build):

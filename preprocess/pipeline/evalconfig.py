@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.fsutil import atomic_write_text
-from preprocess.registry import GROUPS, Registry
+from preprocess.formats.fsutil import atomic_write_text
+from preprocess.registry.loader import GROUPS, Registry
 
 HEADER = (
     "# Written by `python -m preprocess eval-config` for the task files built under DATA_BASEDIR.\n"

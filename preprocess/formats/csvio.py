@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.fsutil import open_regular
+from preprocess.formats.fsutil import open_regular
 
 
 def _text(path: Path) -> str:

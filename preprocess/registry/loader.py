@@ -12,9 +12,8 @@ from preprocess.errors import RegistryError, did_you_mean
 
 # libyaml's loader, when present, parses the registry much faster than the pure-Python one; both are safe.
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-PACKAGE_DIR = Path(__file__).parent
-REGISTRY_DIR = PACKAGE_DIR / "registry"
-SCHEMA_DIR = PACKAGE_DIR / "schemas"
+REGISTRY_DIR = Path(__file__).parent  # the YAML files sit beside the code that loads them
+SCHEMA_DIR = REGISTRY_DIR / "schemas"
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
 TEST, TRAIN = "test", "train"  # the split a conversion or a raw file serves
 TRAIN_PREFIX = "train_"  # a conversion parameter `train_<name>` declares its train twin
@@ -31,7 +30,7 @@ class FileSpec:
     md5: str | None = None
     npz: dict | None = field(default=None, hash=False, compare=False)
     url: str | None = None
-    split: str = "test"  # train: needed only when the subset wants every split (preprocess/splits.py)
+    split: str = "test"  # train: needed only when the subset wants every split (preprocess/registry/splits.py)
 
     @property
     def label(self) -> str:
@@ -74,7 +73,7 @@ class Conversion:
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
     shards: int = 1
-    split: str = TEST  # train: built only when the subset wants every split (preprocess/splits.py)
+    split: str = TEST  # train: built only when the subset wants every split (preprocess/registry/splits.py)
 
     def twins(self) -> list[Conversion]:
         """This entry as the conversions it declares: itself, or its test conversion and its train twin
@@ -116,7 +115,7 @@ class Subset:
     image_root: str | None
     sources: tuple[SourceRef, ...]
     conversions: tuple[Conversion, ...]
-    fingerprint: str | None = None  # the published digest of its images (preprocess/attest.py), when known
+    fingerprint: str | None = None  # the published digest of its images (preprocess/checks/attest.py), when known
 
     @property
     def key(self) -> str:

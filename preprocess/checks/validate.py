@@ -8,11 +8,11 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from preprocess import layout, records, trainlist
 from preprocess.errors import UnsafePathError
-from preprocess.fsutil import is_within, open_regular, safe_relative
-from preprocess.imagecheck import image_problem
-from preprocess.registry import Registry, Subset
+from preprocess.formats.fsutil import is_within, open_regular, safe_relative
+from preprocess.formats.imagecheck import image_problem
+from preprocess.registry import layout, records, trainlist
+from preprocess.registry.loader import Registry, Subset
 
 MISSING, UNREADABLE, UNSAFE, BAD_RECORD = "missing", "unreadable", "unsafe", "bad_record"
 NO_SUBSET = "no_subset"  # a Train_Data path under no subset's image folder
@@ -273,7 +273,7 @@ def validate_subset(
 
 def produced_paths(manifests) -> set[str]:
     """Every path the manifests list as written (files and links), normalised."""
-    from preprocess.manifest import read_manifest
+    from preprocess.formats.manifest import read_manifest
 
     return {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
 

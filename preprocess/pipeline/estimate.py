@@ -19,9 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from preprocess import layout, splits, tables
 from preprocess.errors import PreprocessError, RegistryError
-from preprocess.registry import REGISTRY_DIR, SafeLoader
+from preprocess.formats import tables
+from preprocess.registry import layout, splits
+from preprocess.registry.loader import REGISTRY_DIR, SafeLoader
 
 COSTS = REGISTRY_DIR / "costs.yaml"
 JOB_SECONDS = 3600  # no default train job runs longer than this on one core
@@ -101,7 +102,7 @@ def count_items(
     matches of one of its globs (`most`: all their matches, a count the items never exceed), else one per
     file it reads."""
     if data_basedir is not None and "records" in conversion.params:
-        from preprocess import releasenames
+        from preprocess.registry import releasenames
 
         named = releasenames.named_records(Path(data_basedir), registry, subset, conversion.params["records"])
         if named:
@@ -165,12 +166,12 @@ def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] |
 
 
 def raw_plans(settings, registry) -> dict:
-    """What a build would do with each selected subset (preprocess.plan.SubsetPlan), from a presence check of
+    """What a build would do with each selected subset (preprocess.checks.plan.SubsetPlan), from a presence check of
     its sources: file lists and counts, no checksums (`check` verifies those) and no download."""
     from dataclasses import replace
 
-    from preprocess.plan import plan_subset
-    from preprocess.rawcheck import check_all
+    from preprocess.checks.plan import plan_subset
+    from preprocess.checks.rawcheck import check_all
 
     quick = replace(settings, verify_checksums=False, allow_download=False)
     chosen = registry.select(settings.subsets)
@@ -233,7 +234,7 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
 
 def planned_conversions(settings, registry) -> list:
     """(subset, conversion) of every conversion the configured build runs: the selected subsets, the splits
-    the config wants (preprocess/splits.py)."""
+    the config wants (preprocess/registry/splits.py)."""
     return [
         (subset, conversion)
         for subset in registry.select(settings.subsets)

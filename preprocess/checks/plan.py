@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from preprocess import releasenames
+from preprocess.checks.rawcheck import SourceCheck, subset_missing
 from preprocess.errors import RawDataError
-from preprocess.rawcheck import SourceCheck, subset_missing
-from preprocess.registry import Registry
+from preprocess.registry import releasenames
+from preprocess.registry.loader import Registry
 
 BUILD, VALIDATE, SKIP = "build", "validate", "skip"
 RELEASE_MISSING = "release file missing"  # a record-driven subset without the release file naming its outputs

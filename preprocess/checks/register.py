@@ -6,11 +6,11 @@ from pathlib import Path
 
 import yaml
 
-from preprocess import layout
+from preprocess.checks.rawcheck import _glob
 from preprocess.errors import RawDataError
-from preprocess.fsutil import atomic_write_text, file_digest
-from preprocess.npzio import SPLITS, NpzFile
-from preprocess.rawcheck import _glob
+from preprocess.formats.fsutil import atomic_write_text, file_digest
+from preprocess.formats.npzio import SPLITS, NpzFile
+from preprocess.registry import layout
 
 
 def observed_files(source, raw_root: Path) -> tuple[list[dict], list[str]]:

@@ -9,11 +9,11 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from preprocess import layout, splits
-from preprocess.fsutil import ChecksumCache
-from preprocess.npzio import structure_problems
-from preprocess.rawroot import Boundary
-from preprocess.registry import FileSpec, Registry, Source
+from preprocess.formats.fsutil import ChecksumCache
+from preprocess.formats.npzio import structure_problems
+from preprocess.formats.rawroot import Boundary
+from preprocess.registry import layout, splits
+from preprocess.registry.loader import FileSpec, Registry, Source
 
 PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
 
@@ -192,7 +192,7 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     for source_id in source_ids:
         source = splits.checked_source(registry, settings, registry.source(source_id))
         if settings.allow_download and source.access == "open":
-            from preprocess.download import fetch_missing  # http and urllib only when downloads are allowed
+            from preprocess.checks.download import fetch_missing  # http and urllib only when downloads are allowed
 
             fetch_missing(source, settings.raw_root)
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)

@@ -47,11 +47,14 @@ from pathlib import Path
 
 import numpy as np
 
-from preprocess import layout, records, splits, trainlist, validate
+from preprocess.checks import validate
 from preprocess.errors import PreprocessError, UnsafePathError
-from preprocess.fsutil import file_digest, safe_relative
-from preprocess.imagecheck import Image  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
-from preprocess.registry import Registry, Subset
+from preprocess.formats.fsutil import file_digest, safe_relative
+from preprocess.formats.imagecheck import (
+    Image,  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
+)
+from preprocess.registry import layout, records, splits, trainlist
+from preprocess.registry.loader import Registry, Subset
 
 FORMAT = "# MedHEB-Bench pixel fingerprints, format 1"
 COLUMNS = ("subset", "path", "status", "mode", "dtype", "shape", "sha256")
@@ -302,7 +305,7 @@ def attest(
 ) -> Attestation:
     """Fingerprint every image the built `subsets` name; write the file `out` atomically. The entries go to a
     temporary file as they are decoded (no pixels and no entries are held), then behind the header."""
-    from preprocess.progress import Progress
+    from preprocess.convert.progress import Progress
 
     chosen = built_subsets(registry, subsets, data_basedir)
     named = [
@@ -406,7 +409,7 @@ def _write_with_header(out: Path, body: Path, found: Attestation) -> None:
 def header_text(found: Attestation) -> str:
     images = sum(n for _, n in found.subsets.values())
     lines = [
-        FORMAT + " (written by `python -m preprocess attest`; preprocess/attest.py documents it)",
+        FORMAT + " (written by `python -m preprocess attest`; preprocess/checks/attest.py documents it)",
         '# sha256 of an image: "<mode> <dtype> <shape>\\n" then its decoded pixels, row-major, little-endian',
         "# a subset's digest: sha256 of its lines; the tree's: sha256 of every line below the column names",
         f"# decoder\t{found.decoder}",
@@ -556,7 +559,7 @@ def differs(comparisons: list[SubsetComparison]) -> bool:
 
 
 def comparison_text(comparisons: list[SubsetComparison], headers: tuple[Header, Header], limit: int) -> str:
-    from preprocess import tables
+    from preprocess.formats import tables
 
     rows = [
         [c.subset, c.counts[EQUAL], c.counts[DIFFERENT], c.counts[ONLY_THEIRS], c.counts[ONLY_MINE], c.verdict]

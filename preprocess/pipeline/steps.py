@@ -1,5 +1,5 @@
 """The pipeline's steps, as methods of one Build object (settings, registry, results folder): the Snakemake
-rules (preprocess/snakemake_entry.py) and the CLI both call them, with keyword arguments only."""
+rules (preprocess/pipeline/snakemake_entry.py) and the CLI both call them, with keyword arguments only."""
 
 from __future__ import annotations
 
@@ -7,12 +7,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess import layout, releasenames, reports, runview, splits, tables, validate
-from preprocess.convert import ConversionContext, kind_module, run_conversion
-from preprocess.errors import PreprocessError, RawDataError
-from preprocess.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
-from preprocess.manifest import read_manifest
-from preprocess.plan import (
+from preprocess.checks import validate
+from preprocess.checks.plan import (
     RELEASE_MISSING,
     SKIP,
     SubsetPlan,
@@ -21,8 +17,16 @@ from preprocess.plan import (
     plan_subsets,
     plan_to_json,
 )
-from preprocess.rawcheck import SourceCheck, check_all, subset_missing
-from preprocess.validate import Failure, JsonReport
+from preprocess.checks.rawcheck import SourceCheck, check_all, subset_missing
+from preprocess.checks.validate import Failure, JsonReport
+from preprocess.convert import ConversionContext, kind_module, run_conversion
+from preprocess.errors import PreprocessError, RawDataError
+from preprocess.formats import tables
+from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
+from preprocess.formats.manifest import read_manifest
+from preprocess.pipeline import runview
+from preprocess.registry import layout, releasenames, splits
+from preprocess.reports import summaries
 
 
 class Build:
@@ -53,16 +57,16 @@ class Build:
     ):
         """Decide what is built; print the check and plan tables; write instructions for what is missing (and
         the raw-download table as TSV, `table_out`, and as a page, `page_out`)."""
-        print(reports.check_table(self.registry, checks))
+        print(summaries.check_table(self.registry, checks))
         every = runview.checks(self.registry, self.settings, self.results, checks)  # a partial run: and the rest
-        if reports.unusable_text(checks):
-            print("\n" + reports.unusable_text(checks))
+        if summaries.unusable_text(checks):
+            print("\n" + summaries.unusable_text(checks))
         if table_out is not None:
             _write_sources_table(self.registry, every, Path(table_out), page_out)
         plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
         print()
-        print(reports.plan_table(plans, checks, self.registry))
-        instructions = reports.instructions_text(self.registry, every) or "Every checked source is present.\n"
+        print(summaries.plan_table(plans, checks, self.registry))
+        instructions = summaries.instructions_text(self.registry, every) or "Every checked source is present.\n"
         atomic_write_text(instructions_out, instructions)
         print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
         atomic_write_json(plan_out, plan_to_json(plans))
@@ -115,7 +119,7 @@ class Build:
             )
 
     def _require_release(self, subset, named: list) -> None:
-        """A record-driven conversion needs the release file that names its outputs (preprocess/releasenames.py)."""
+        """A record-driven conversion needs the release file that names its outputs (registry/releasenames.py)."""
         sides = sorted({c.params["records"] for c in named if "records" in c.params})
         data_basedir = Path(self.settings.data_basedir)
         release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
@@ -130,8 +134,8 @@ class Build:
             decode or self.settings.validate_decode, manifests=manifests,
             train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
-        print(reports.validation_table(found) if found else f"{chosen.key}: no task files")
-        unproduced = reports.unproduced_text(found)
+        print(summaries.validation_table(found) if found else f"{chosen.key}: no task files")
+        unproduced = summaries.unproduced_text(found)
         if unproduced:
             print(unproduced)
         files = [
@@ -144,8 +148,8 @@ class Build:
     def contact_sheet(self, *, manifests, out: Path, count: int = 16) -> None:
         """A grid of `count` outputs sampled from the subset's manifests: the files it wrote, and the images
         under the links it made (a symlink farm writes only links)."""
-        from preprocess.contact import contact_sheet as draw
-        from preprocess.contact import sample
+        from preprocess.reports.contact import contact_sheet as draw
+        from preprocess.reports.contact import sample
 
         rows = [row for manifest in manifests for row in read_manifest(manifest)]
         links = [path for path, kind, _ in rows if kind == "symlink"]
@@ -190,23 +194,23 @@ class Build:
             "skipped_items": bad_items,
             "failed": [r.file for r in all_reports if not r.passed],
             "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
-            "unproduced": reports.unproduced_rows(all_reports),
+            "unproduced": summaries.unproduced_rows(all_reports),
             "must_pass": self.settings.on_bad_input != "skip",
-            "front": reports.front_counts(plans, all_reports, bad_items),
+            "front": summaries.front_counts(plans, all_reports, bad_items),
             "config": config or {},
         }
         if fingerprints is not None:  # the digests of the attested tree, for the front page
-            from preprocess.attest import front_digests
+            from preprocess.checks.attest import front_digests
 
             summary["fingerprints"] = front_digests(Path(fingerprints))
         atomic_write_json(json_out, summary)
         if dashboard_out is not None:
-            reports.write_dashboard(Path(dashboard_out), summary, plans, config or {}, front_out)
+            summaries.write_dashboard(Path(dashboard_out), summary, plans, config or {}, front_out)
         return summary
 
     def attest(self, *, out: Path, workers: int = 1, subset: str | None = None):
-        """The pixel fingerprints of the selected subsets that are built, or of one subset (preprocess/attest.py)."""
-        from preprocess import attest
+        """The pixel fingerprints of the selected subsets that are built, or of one subset (checks/attest.py)."""
+        from preprocess.checks import attest
 
         chosen = [self.registry.subset(subset)] if subset is not None else self.registry.select(self.settings.subsets)
         found = attest.attest(
@@ -220,7 +224,7 @@ class Build:
     def gather_fingerprints(self, *, files, out: Path):
         """The tree's fingerprint file from the per-subset ones; a run of some subsets (`subsets:` a list) also
         takes those an earlier run left for the other subsets, so the file still describes the whole tree."""
-        from preprocess import attest
+        from preprocess.checks import attest
 
         files = [Path(f) for f in files]
         if self.settings.subsets != "all":
@@ -235,7 +239,7 @@ class Build:
 
     def eval_config(self, *, out: Path) -> dict[str, int]:
         """The evaluation's config files for the task files built under DATA_BASEDIR."""
-        from preprocess.evalconfig import write_eval_configs
+        from preprocess.pipeline.evalconfig import write_eval_configs
 
         return write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
 
@@ -287,7 +291,7 @@ def skipped_items(manifests) -> list[dict]:
 
 def _linked_images(data_basedir: Path, links: list[str]) -> list[str]:
     """The images under the links, each once: one reached by two links (files/p10/x, p10/x) by the shorter."""
-    from preprocess.contact import images_under_link
+    from preprocess.reports.contact import images_under_link
 
     shortest: dict[Path, str] = {}
     for link in links:
@@ -319,14 +323,14 @@ def _skipped_once(report_files) -> list[dict]:
 
 def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instructions) -> str:
     failed = [r for r in all_reports if not r.passed]
-    text = "Validation of every task file of the built subsets\n\n" + reports.validation_table(all_reports)
-    failures = reports.failures_text(all_reports)
+    text = "Validation of every task file of the built subsets\n\n" + summaries.validation_table(all_reports)
+    failures = summaries.failures_text(all_reports)
     if failures:
         text += "\n\nFailures:\n" + failures
-    warnings = reports.warnings_text(all_reports)
+    warnings = summaries.warnings_text(all_reports)
     if warnings:
         text += "\n\n" + warnings
-    unproduced = reports.unproduced_text(all_reports)
+    unproduced = summaries.unproduced_text(all_reports)
     if unproduced:
         text += "\n\n" + unproduced
     text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
@@ -338,8 +342,8 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
 
 
 def _write_validation_tables(all_reports, not_built: int, tsv_out: Path | None, page_out: Path | None) -> None:
-    rows = [[r.file] + [str(getattr(r, c)) for c in reports.VALIDATION_COLUMNS] for r in all_reports]
-    header = ["task file", *reports.VALIDATION_COLUMNS]
+    rows = [[r.file] + [str(getattr(r, c)) for c in summaries.VALIDATION_COLUMNS] for r in all_reports]
+    header = ["task file", *summaries.VALIDATION_COLUMNS]
     if tsv_out is not None:
         atomic_write_text(Path(tsv_out), "\n".join("\t".join(row) for row in [header, *rows]) + "\n")
     resolved = sum(r.passed for r in all_reports)

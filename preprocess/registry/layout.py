@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from preprocess.errors import RawDataError, RegistryError
-from preprocess.fsutil import name_problem
-from preprocess.registry import Source, Subset, Task
+from preprocess.formats.fsutil import name_problem
+from preprocess.registry.loader import Source, Subset, Task
 
 RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
 # The workflow's files, relative to the results folder, with the rules' wildcards: the rules and the steps
@@ -21,7 +21,7 @@ SUMMARY = "validation/summary.json"
 SUMMARY_TEXT = "validation/summary.txt"
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
-FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/attest.py)
+FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/checks/attest.py)
 SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which the workflow makes FINGERPRINTS
 
 

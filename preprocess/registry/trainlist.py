@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from preprocess import records
-from preprocess.registry import Registry, Subset
+from preprocess.registry import records
+from preprocess.registry.loader import Registry, Subset
 
 TRAIN_DATA = "Train_Data"
 

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.fsutil import name_problem
+from preprocess.formats.fsutil import name_problem
 
 
 def member_problem(info: zipfile.ZipInfo) -> str | None:

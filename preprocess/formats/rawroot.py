@@ -23,7 +23,7 @@ import stat
 from pathlib import Path
 
 from preprocess.errors import ConfigError, RawDataError
-from preprocess.fsutil import file_type
+from preprocess.formats.fsutil import file_type
 
 
 def _real(path: Path | str) -> Path:

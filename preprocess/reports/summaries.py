@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess import tables
-from preprocess.plan import SKIP, SubsetPlan
-from preprocess.rawcheck import PRESENT, SourceCheck
-from preprocess.registry import Registry
-from preprocess.validate import JsonReport
+from preprocess.checks.plan import SKIP, SubsetPlan
+from preprocess.checks.rawcheck import PRESENT, SourceCheck
+from preprocess.checks.validate import JsonReport
+from preprocess.formats import tables
+from preprocess.registry.loader import Registry
 
 
 def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:
@@ -132,7 +132,7 @@ def unproduced_text(reports: list[JsonReport]) -> str:
 
 
 def write_text(path: Path, text: str) -> None:
-    from preprocess.fsutil import atomic_write_text
+    from preprocess.formats.fsutil import atomic_write_text
 
     atomic_write_text(path, text)
 
@@ -161,7 +161,7 @@ def write_dashboard(
     own views)."""
     from datetime import datetime
 
-    from preprocess.dashboard import page
+    from preprocess.reports.dashboard import page
 
     date = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     write_text(out, page(summary, plans, config, date, standalone=True))

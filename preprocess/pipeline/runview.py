@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from preprocess import layout
-from preprocess.plan import SKIP, SubsetPlan, plan_subset
-from preprocess.rawcheck import SourceCheck
+from preprocess.checks.plan import SKIP, SubsetPlan, plan_subset
+from preprocess.checks.rawcheck import SourceCheck
+from preprocess.registry import layout
 
 
 def partial(settings, results: Path | None) -> bool:

@@ -20,7 +20,7 @@ from isal import isal_zlib
 from numpy.lib import format as npy_format
 
 from preprocess.errors import RawDataError
-from preprocess.fsutil import open_regular
+from preprocess.formats.fsutil import open_regular
 
 # The most an .npy header can take: numpy's loaders refuse a header over 10,000 bytes (their default
 # max_header_size), after the 12-byte magic, version and length of the 2.0 format.

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess import layout, records, trainlist
+from preprocess.registry import layout, records, trainlist
 
 TEST, TRAIN = "test", "train"
 
@@ -89,7 +89,7 @@ def missing(data_basedir: Path, registry, subset, side: str) -> list[str]:
 def missing_for_build(registry, subset, settings) -> list[str]:
     """What the build's record-driven conversions of the subset (for the splits `settings` asks for) lack:
     the release files that name their outputs."""
-    from preprocess import splits
+    from preprocess.registry import splits
 
     sides = sorted({c.params["records"] for c in splits.conversions(settings, subset) if "records" in c.params})
     return [line for side in sides for line in missing(Path(settings.data_basedir), registry, subset, side)]

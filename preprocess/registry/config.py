@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from preprocess.errors import ConfigError
-from preprocess.registry import Registry, SafeLoader, check_schema, load_registry, load_schema
+from preprocess.registry.loader import Registry, SafeLoader, check_schema, load_registry, load_schema
 
 
 @dataclass(frozen=True)
