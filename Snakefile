@@ -18,8 +18,9 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
-# Checked here without filling in defaults (the config the summary records is the one the user wrote), by the
-# CLI's checker: one line per wrong key, where Snakemake's validate() prints the whole schema.
+# Checked against workflow/schemas/config.schema.yaml (the package's schema, which the CLI reads too) without
+# filling in defaults (the config the summary records is the one the user wrote), by the CLI's checker: one
+# line per wrong key, where Snakemake's validate() prints the whole schema.
 try:
     check_schema(
         dict(config), "config.schema.yaml", "the configuration", error=ConfigError
