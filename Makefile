@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo demo-fingerprints test slurm-test lint lock docs clean-demo chromium screenshots
+.PHONY: demo demo-fingerprints test slurm-test conda-test lint lock docs clean-demo chromium screenshots
 
 # The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
 # resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
@@ -38,6 +38,11 @@ test: $(BIN)/snakemake $(VENV)/.reference
 slurm-test: $(BIN)/snakemake
 	bash .ci/slurm.sh start
 	MEDHEB_SLURM=1 $(BIN)/python -m pytest -s tests/test_slurm.py; status=$$?; bash .ci/slurm.sh stop; exit $$status
+
+# Builds the demo with `snakemake --use-conda` (workflow/envs/preprocess.yaml) and compares its pixels with the
+# committed fingerprints; needs conda and the conda-forge channel, which CI does not have.
+conda-test: $(BIN)/snakemake
+	MEDHEB_CONDA=1 $(BIN)/python -m pytest -s tests/test_lock.py -k use_conda
 
 # Debian's Chromium for the report screenshots (and their test); needs root for apt-get.
 chromium:

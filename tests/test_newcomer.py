@@ -1,6 +1,6 @@
 """A newcomer's path: one config rule for the CLI and the workflow, a user config that replaces the shipped
-demo config, script-safe command-line edges, a report built also when validation fails, and a conda
-environment file that cannot drift from pyproject.toml."""
+demo config, script-safe command-line edges and a report built also when validation fails (the conda
+environment is held equal to the lock in tests/test_lock.py)."""
 
 from __future__ import annotations
 
@@ -28,16 +28,7 @@ def _cli(*args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, **kwargs)
 
 
-# --- the conda environment file ------------------------------------------------------------------------
-
-
-def test_environment_file_is_pyproject_dependency_list():
-    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    expected = [f"python{project['requires-python']}", "pip", {"pip": project["dependencies"]}]
-    environment = yaml.safe_load((REPO / "environment.yml").read_text(encoding="utf-8"))
-    assert environment["dependencies"] == expected
-    # Snakemake's --use-conda copies the file elsewhere: nothing in it may name this checkout (`- -e .`)
-    assert not any(str(d).startswith(("-e", ".")) for d in project["dependencies"])
+# --- the console script --------------------------------------------------------------------------------
 
 
 def test_console_script_is_declared_and_installed():

@@ -10,7 +10,7 @@ rule attest_subset:
     log:
         "logs/attest/{group}/{folder}.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 2
     resources:
         mem_mb=lambda wildcards, attempt: 1000 * attempt,
@@ -27,7 +27,7 @@ rule fingerprints:
     log:
         "logs/fingerprints.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,

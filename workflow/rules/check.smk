@@ -7,7 +7,7 @@ rule check_source:
     log:
         "logs/check/{source}.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=lambda wildcards, attempt: 1000 * attempt,
@@ -37,7 +37,7 @@ checkpoint plan:
     log:
         "logs/plan.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -11,7 +11,7 @@ rule convert:
     benchmark:
         "results/benchmarks/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: lambda wildcards: conversion_resources(wildcards)[0]
     resources:
         mem_mb=lambda wildcards, attempt: conversion_resources(wildcards, attempt)[1],

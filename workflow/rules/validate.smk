@@ -10,7 +10,7 @@ rule validate_subset:
     log:
         "logs/validate/{group}/{folder}.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=lambda wildcards, attempt: 1000 * attempt,
@@ -46,7 +46,7 @@ rule validation_summary:
     log:
         "logs/validation_summary.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -65,7 +65,7 @@ rule validation_passed:
     log:
         "logs/validation_passed.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -87,7 +87,7 @@ rule contact_sheet:
     log:
         "logs/contact/{group}/{folder}.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -105,7 +105,7 @@ rule eval_config:
     log:
         "logs/eval_config.log",
     conda:
-        "../../environment.yml"
+        "../envs/preprocess.yaml"
     threads: 1
     resources:
         mem_mb=1000,
