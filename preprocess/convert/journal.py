@@ -86,6 +86,7 @@ class Journal:
         self.pending: list = []  # finished items not yet written
         self.flushed_at: float | None = None  # when the last batch went out (None: none has yet)
         self.identities: dict[str, list[int] | None] = {}  # raw file -> size, mtime, looked up once a process
+        self.inputs_seen: dict[tuple[str, ...], str] = {}  # the raw files an item read -> their identity digest
         self.entries, problem = _read(path, stamp)
         if self.entries is None:
             if problem is not None:
@@ -105,13 +106,17 @@ class Journal:
         """The identity of the raw files an item reads (Result.reads), as one short text."""
         if not reads:
             return ""
+        key = tuple(map(os.fspath, reads))
+        if key in self.inputs_seen:  # items of one archive all read that archive: one digest serves them all
+            return self.inputs_seen[key]
         facts = []
         for read in reads:
             name = os.fspath(read)
             if name not in self.identities:
                 self.identities[name] = _identity(name)
             facts.append((name, self.identities[name]))
-        return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:32]
+        self.inputs_seen[key] = hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:32]
+        return self.inputs_seen[key]
 
     def finished(self, label: str, inputs: str = "") -> tuple[list, list] | None:
         """The rows and problems of an item an earlier run finished, if the raw files it read are unchanged and

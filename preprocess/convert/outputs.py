@@ -156,6 +156,8 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
 
 def _holds(path: str, data: bytes, overwrite: bool) -> bool:
     """Does the file at path hold exactly data? Absent: False. Other content: refused unless overwrite."""
+    if not os.access(path, os.F_OK):  # the common case, a fresh name, without the cost of a raised exception
+        return False
     try:
         if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
             return True
