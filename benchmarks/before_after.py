@@ -18,9 +18,11 @@ DATA_BASEDIR for every run):
 Per-item cost by difference: (t_big - t_small) / (n_big - n_small) from the runs of one repeat, so that what
 every process pays once (interpreter, imports, registry and schema checks, raw check) cancels. Wall seconds,
 and CPU seconds (user + system of the process and the children it waited for, os.wait4). Runs alternate
-before/after (ABAB...), big then small, over --repeats; one untimed run per revision and tree first (its
-results folder's raw check cache, bytecode, page cache). Medians over the repeats and after/before ratios are
-printed; "3%" flags a ratio above 1.03.
+before/after over --repeats, the first of the two alternating too (AB, BA, ...), each revision's big run and
+small run back to back; one untimed run per revision and tree first (its results folder's raw check cache,
+bytecode, page cache). Printed: the medians over the repeats, the ratio of the medians (after/before; "> 3%"
+flags one above 1.03) and the median of the ratios within each repeat, which a machine whose speed drifts
+over minutes disturbs less.
 
 Pixels: every file the two revisions wrote into DATA_BASEDIR in the last big run of each case is compared by
 SHA-256; the script stops if any PNG differs or is missing on one side, and names other files that differ.
@@ -232,8 +234,9 @@ def same_outputs(before: Path, after: Path) -> str:
     return f"{len(pngs)} PNGs byte-identical (SHA-256), {same} of {len(set(one) | set(two))} files in all{note}"
 
 
-def cpu_ticks() -> dict[str, tuple[int, int]]:
-    """(busy, total) clock ticks of every CPU since boot, from /proc/stat."""
+def cpu_ticks() -> dict[str, tuple[int, int, int]]:
+    """(busy, total, steal) clock ticks of every CPU since boot, from /proc/stat (steal: time the hypervisor
+    gave to others while this VM's CPU wanted to run)."""
     ticks = {}
     with open("/proc/stat") as handle:
         for line in handle:
@@ -241,15 +244,15 @@ def cpu_ticks() -> dict[str, tuple[int, int]]:
             if name.startswith("cpu") and name != "cpu":
                 values = [int(v) for v in fields]
                 idle = values[3] + values[4]  # idle + iowait
-                ticks[name] = (sum(values[:8]) - idle, sum(values[:8]))
+                ticks[name] = (sum(values[:8]) - idle, sum(values[:8]), values[7])
     return ticks
 
 
 def busy_shares(start: dict, end: dict) -> str:
     shares = []
     for name in sorted(start):
-        busy, total = (end[name][k] - start[name][k] for k in (0, 1))
-        shares.append(f"{name} {100 * busy / max(total, 1):.0f}%")
+        busy, total, steal = (end[name][k] - start[name][k] for k in (0, 1, 2))
+        shares.append(f"{name} {100 * busy / max(total, 1):.0f}% (steal {100 * steal / max(total, 1):.1f}%)")
     return ", ".join(shares)
 
 
@@ -310,9 +313,13 @@ def measure(args, chosen: list[Case], trees: dict, revisions: list[Revision], lo
         last = {}
         counts = {}
         for repeat in range(args.repeats):
+            # Before and after alternate, and which goes first alternates with the repeats (AB, BA, ...), so
+            # that a machine speeding up or slowing down favours neither; a revision's big and small run go
+            # back to back, so that its per-item difference sees one state of the machine.
+            order = revisions if repeat % 2 == 0 else revisions[::-1]
             for case in chosen:
-                for size in ("big", "small"):
-                    for revision in revisions:  # ABAB: drift of the machine hits both alike
+                for revision in order:
+                    for size in ("big", "small"):
                         out = next(folders)
                         key = case.key, revision.label, size
                         wall, cpu, entries = revision.convert(case, configs[key], results[key], out)
@@ -348,8 +355,11 @@ def report(args, chosen: list[Case], measured: dict, checked: dict, revisions: l
     print(f"every command on CPU {args.cpu} (taskset); 1 worker; medians over the repeats; per item = ")
     print("(big run - small run) / (items of big - items of small), from the same repeat")
     print()
-    print("| case | per item | before (median) | min-max | after (median) | min-max | after/before |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| case | per item | before (median) | min-max | after (median) | min-max | after/before (medians) "
+        "| after/before per repeat (median, min-max) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     slower = []
     for case in chosen:
         label = f"{case.key}: {case.big:,} - {case.small:,} {case.unit}s"
@@ -357,6 +367,7 @@ def report(args, chosen: list[Case], measured: dict, checked: dict, revisions: l
             one = per_item(measured[case.key]["before"], case, which)
             two = per_item(measured[case.key]["after"], case, which)
             ratio = statistics.median(two) / statistics.median(one)
+            paired = [b / a for a, b in zip(one, two, strict=True)]  # the same repeat: runs minutes apart at most
             scale, unit = (1, "s") if case.unit == "volume" else (1e6, "us")
             cells = [
                 f"{statistics.median(v) * scale:.3f}" if scale == 1 else f"{statistics.median(v) * scale:.1f}"
@@ -368,7 +379,7 @@ def report(args, chosen: list[Case], measured: dict, checked: dict, revisions: l
                 slower.append(f"{case.key} {name}")
             print(
                 f"| {label} | {name} {unit}/{case.unit} | {cells[0]} | {spreads[0]} | {cells[1]} | {spreads[1]} | "
-                f"{ratio:.3f}{flag} |"
+                f"{ratio:.3f}{flag} | {statistics.median(paired):.3f} ({min(paired):.3f}-{max(paired):.3f}) |"
             )
     print()
     print("| case | whole process s (median) | before | after |")
