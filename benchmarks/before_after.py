@@ -69,8 +69,12 @@ SETUP = """
 import sys
 from pathlib import Path
 import yaml
-from preprocess.register import observed_files
-from preprocess.registry import load_registry
+try:  # the package's folders since issue 27's layout
+    from preprocess.checks.register import observed_files
+    from preprocess.registry.loader import load_registry
+except ImportError:  # a revision from before it
+    from preprocess.register import observed_files
+    from preprocess.registry import load_registry
 source, raw, folder, subset, variant = sys.argv[1:6]
 variants = {source: variant} if variant else None
 files, absent = observed_files(load_registry(variants=variants).source(source), Path(raw))
