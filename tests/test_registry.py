@@ -120,3 +120,193 @@ def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path
     with pytest.raises(RegistryError, match=expected):
         registry_module.load_registry()
     registry_module.load_kinds.cache_clear()
+
+
+# --- recipes: declared once, in kinds.yaml, and checked when the registry loads ---------------------------------
+
+
+@pytest.fixture
+def registry_copy(tmp_path, monkeypatch):
+    """A copy of the registry's YAML files that the loader reads instead; edit(name, change) rewrites one."""
+    from preprocess.registry import loader as registry_module
+
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    for name in ("sources.yaml", "subsets.yaml", "kinds.yaml", "train.yaml"):
+        (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text(encoding="utf-8"))
+    monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
+    registry_module.load_kinds.cache_clear()
+
+    def edit(name: str, change) -> None:
+        document = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        change(document)
+        (folder / name).write_text(yaml.safe_dump(document))
+
+    yield edit
+    registry_module.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again
+
+
+def _set_param(folder: str, conversion: int, key: str, value):
+    def change(document: dict) -> None:
+        subset = next(s for s in document["subsets"] if s["folder"] == folder)
+        subset["conversions"][conversion]["params"][key] = value
+
+    return change
+
+
+MISSPELT_RECIPES = [
+    (
+        "CT_RATE",
+        "dataset",
+        "ct_ratee",
+        "3D_Task/CT_RATE/volumes: unknown recipe 'ct_ratee' of kind volume_slices in parameter 'dataset' "
+        "(did you mean ct_rate?) (its recipes: ct_rate, radgenome_chestct, cirrmri600, brats_ped, brats_men, hanseg, "
+        "synthrad2023, mrnet, mmdental)",
+    ),
+    (
+        "VindrCXR",
+        "recipe",
+        "vindr_cxrr",
+        "2D_Task/VindrCXR/annotation_crop: unknown recipe 'vindr_cxrr' of kind annotation_crop in parameter 'recipe' "
+        "(did you mean vindr_cxr?) (its recipes: vindr_cxr, vindr_mammo, vindr_mammo_physionet, chest_imagenome_gold, "
+        "chest_imagenome_silver)",
+    ),
+    (
+        "ROCO-VQA",
+        "dataset",
+        "roco_qaa",
+        "2D_Task/ROCO-VQA/parquet_extract: unknown recipe 'roco_qaa' of kind parquet_extract in parameter 'dataset' "
+        "(did you mean roco_qa?) (its recipes: pannuke_classification, roco_qa)",
+    ),
+    (
+        "PathVQA",
+        "dataset",
+        "pathvqaa",
+        "2D_Task/PathVQA/parquet_records: unknown recipe 'pathvqaa' of kind parquet_records in parameter 'dataset' "
+        "(did you mean pathvqa?) (its recipes: radimagenet_benchmark, radimagenet_alignment, pathvqa, vqa_rad, "
+        "medpix_clinqa)",
+    ),
+    (  # the train twin's recipe is checked as well, by the parameter the subset writes
+        "RadImageNet-VQA",
+        "train_dataset",
+        "radimagenet_alignmnt",
+        "2D_Task/RadImageNet-VQA/parquet_records: unknown recipe 'radimagenet_alignmnt' of kind parquet_records in "
+        "parameter 'train_dataset' (did you mean radimagenet_alignment, radimagenet_benchmark?) (its recipes: "
+        "radimagenet_benchmark, radimagenet_alignment, pathvqa, vqa_rad, medpix_clinqa)",
+    ),
+    (
+        "PMC",
+        "dataset",
+        "pmc_vq",
+        "2D_Task/PMC/archive_extract: unknown recipe 'pmc_vq' of kind archive_extract in parameter 'dataset' "
+        "(did you mean pmc_vqa?) (its recipes: pmc_vqa, omnimedvqa)",
+    ),
+    (
+        "Gastrointestinal",
+        "dataset",
+        "kvasir_segg",
+        "2D_Task/Gastrointestinal/kvasir_seg: unknown recipe 'kvasir_segg' of kind mask_bbox_crop in parameter "
+        "'dataset' (did you mean kvasir_seg?) (its recipes: kvasir_seg, medsegbench, pannuke)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("folder", "key", "name", "expected"), MISSPELT_RECIPES, ids=[m[0] for m in MISSPELT_RECIPES])
+def test_a_misspelt_recipe_fails_the_load_naming_subset_kind_parameter_and_name(
+    registry_copy, folder, key, name, expected
+):
+    registry_copy("subsets.yaml", _set_param(folder, 0, key, name))
+    with pytest.raises(RegistryError) as raised:
+        load_registry()
+    assert str(raised.value) == expected
+
+
+def test_every_recipe_of_a_variant_dict_is_checked(registry_copy):
+    from preprocess.convert.annotation_crop import VINDR_MAMMO, VINDR_MAMMO_PHYSIONET
+    from preprocess.convert.base import ConversionContext
+
+    # the shipped dict passes, and each variant takes its own recipe
+    for variant, code in (("derived", VINDR_MAMMO), ("physionet", VINDR_MAMMO_PHYSIONET)):
+        registry = load_registry(variants={"vindr_mammo": variant})
+        subset = registry.subset("VindrMammo")
+        assert subset.conversions[0].params["recipe"] == {
+            "derived": "vindr_mammo",
+            "physionet": "vindr_mammo_physionet",
+        }
+        assert ConversionContext(registry, None, subset, subset.conversions[0]).recipe["code"] is code
+    # a misspelt value is refused whichever variant is chosen (here: the default one, derived, is spelt right)
+    misspelt = {"derived": "vindr_mammo", "physionet": "vindr_mammo_physonet"}
+    registry_copy("subsets.yaml", _set_param("VindrMammo", 0, "recipe", misspelt))
+    with pytest.raises(RegistryError) as raised:
+        load_registry()
+    assert str(raised.value) == (
+        "2D_Task/VindrMammo/annotation_crop: unknown recipe 'vindr_mammo_physonet' of kind annotation_crop in "
+        "parameter 'recipe/physionet' (did you mean vindr_mammo_physionet, vindr_mammo?) (its recipes: vindr_cxr, "
+        "vindr_mammo, vindr_mammo_physionet, chest_imagenome_gold, chest_imagenome_silver)"
+    )
+
+
+def test_a_parameter_a_recipe_requires_is_checked_at_load(registry_copy):
+    def drop_flag(document: dict) -> None:
+        subset = next(s for s in document["subsets"] if s["folder"] == "Gastrointestinal")
+        del subset["conversions"][1]["params"]["flag"]
+
+    registry_copy("subsets.yaml", drop_flag)
+    with pytest.raises(RegistryError) as raised:
+        load_registry()
+    assert str(raised.value) == (
+        "2D_Task/Gastrointestinal/polypgen: recipe 'medsegbench' of kind mask_bbox_crop (dataset) "
+        "needs parameter 'flag'"
+    )
+
+
+def test_a_recipe_requiring_a_parameter_its_kind_lacks_is_refused(registry_copy):
+    registry_copy(
+        "kinds.yaml", lambda d: d["kinds"]["volume_slices"]["recipes"]["cirrmri600"].update(requires=["sequnce"])
+    )
+    with pytest.raises(RegistryError) as raised:
+        load_registry()
+    assert str(raised.value) == (
+        "kinds.yaml: recipe cirrmri600 of kind volume_slices requires 'sequnce', none of its params "
+        "(did you mean sequence, source?)"
+    )
+
+
+def test_every_recipe_resolves_to_its_code_and_cost():
+    """Each recipe kinds.yaml declares is one a subset uses (under some source variant), and each one a subset
+    uses resolves as its job resolves it, its code imported, and has a per-item cost (`python -m preprocess
+    plan`)."""
+    from preprocess.convert.base import ConversionContext
+    from preprocess.convert.parquet_extract import RULES
+    from preprocess.pipeline.estimate import cost_of, load_costs
+    from preprocess.registry.loader import REGISTRY_DIR
+
+    shipped = load_registry()
+    sources = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text(encoding="utf-8"))["sources"]
+    choices = {source_id: raw["variant"]["choices"] for source_id, raw in sources.items() if "variant" in raw}
+    routed = {  # sources whose variant picks the recipe ({variant: name}): every variant of each is loaded
+        conversion.params.get("source") or subset.source_ids[0]
+        for subset in shipped.subsets
+        for conversion in subset.conversions
+        if isinstance(conversion.params.get(shipped.kinds[conversion.kind].recipe_param or ""), dict)
+    }
+    assert routed == {"vindr_mammo"}
+    used = {name: set() for name, kind in shipped.kinds.items() if kind.recipes}
+    for chosen in [{}] + [{source: variant} for source in sorted(routed) for variant in choices[source]]:
+        registry = load_registry(variants=chosen)
+        for subset in registry.subsets:
+            for conversion in (twin for entry in subset.conversions for twin in entry.twins()):
+                kind = registry.kinds[conversion.kind]
+                if not kind.recipes:
+                    continue
+                name = conversion.params[kind.recipe_param]
+                if isinstance(name, dict):
+                    name = name[registry.source(conversion.params.get("source") or subset.source_ids[0]).variant]
+                used[kind.name].add(name)
+                recipe = ConversionContext(registry, None, subset, conversion).recipe
+                if "code" in recipe:
+                    assert callable(recipe["code"]) or hasattr(recipe["code"], "plan"), (kind.name, name)
+                else:  # data only (parquet_extract): its naming rule is the code
+                    assert recipe["rule"] in RULES, (kind.name, name)
+                cost_of(registry, subset, conversion, load_costs())
+    assert used == {name: set(shipped.kinds[name].recipes) for name in used}

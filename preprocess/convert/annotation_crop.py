@@ -2,7 +2,8 @@
 Chest ImaGenome (gold boxes on MIMIC-CXR-JPG).
 
 params (every output name is a template; the fields each recipe fills are listed below):
-  recipe    a name of RECIPES, or {source variant: name} when the route depends on the copy the user has
+  recipe    a recipe (the kind's `recipes` in registry/kinds.yaml, whose code is one of the Recipe objects
+            below), or {source variant: name} when the route depends on the copy the user has
   query     name of the full (query) image under the image root; absent: the kind writes no query image
   crop      name of one crop under the image root
   png_copy  VinDr-CXR: where a user's own PNG copy of the DICOMs lives, relative to the source's raw folder
@@ -58,7 +59,7 @@ from PIL import Image
 from preprocess.convert import boxes, scenegraph
 from preprocess.convert.outputs import HardLink, Png, Result
 from preprocess.convert.scenegraph import SceneGraphs
-from preprocess.errors import PreprocessError, RawDataError
+from preprocess.errors import RawDataError
 from preprocess.formats.dicomio import read_dicom
 from preprocess.registry import trainlist
 
@@ -327,13 +328,12 @@ def _silver_outputs(ctx, item: Item):
         yield Png(ctx.output_path(crop), pixels[y0:y1, x0:x1])
 
 
-RECIPES = {
-    "vindr_cxr": Recipe(_vindr_cxr),
-    "vindr_mammo": Recipe(_vindr_mammo),
-    "vindr_mammo_physionet": Recipe(_vindr_mammo_physionet, skip_for_processing=True),
-    "chest_imagenome_gold": Recipe(_chest_imagenome_gold),
-    "chest_imagenome_silver": Recipe(_chest_imagenome_silver, outputs=_silver_outputs),
-}
+# The code of each recipe: kinds.yaml declares the recipes and names these (their `code`).
+VINDR_CXR = Recipe(_vindr_cxr)
+VINDR_MAMMO = Recipe(_vindr_mammo)
+VINDR_MAMMO_PHYSIONET = Recipe(_vindr_mammo_physionet, skip_for_processing=True)
+CHEST_IMAGENOME_GOLD = Recipe(_chest_imagenome_gold)
+CHEST_IMAGENOME_SILVER = Recipe(_chest_imagenome_silver, outputs=_silver_outputs)
 
 
 # --- names ----------------------------------------------------------------------------------------------------
@@ -343,24 +343,12 @@ def _static_prefix(template: str) -> str:
     return template.split("{", 1)[0]
 
 
-def recipe(ctx) -> Recipe:
-    chosen = ctx.params["recipe"]
-    if isinstance(chosen, dict):
-        variant = ctx.source().variant
-        if variant not in chosen:
-            raise PreprocessError(f"{ctx.subset.key}: no recipe for source variant {variant!r} (has: {sorted(chosen)})")
-        chosen = chosen[variant]
-    if chosen not in RECIPES:
-        raise PreprocessError(f"{ctx.subset.key}: unknown annotation recipe {chosen!r} (known: {sorted(RECIPES)})")
-    return RECIPES[chosen]
-
-
 # --- building -------------------------------------------------------------------------------------------------
 
 
 def plan(ctx) -> list[Item]:
     splits = set(ctx.params.get("splits", ("train", "test")))
-    return [item for item in recipe(ctx).plan(ctx) if item.fields["split"] in splits]
+    return [item for item in ctx.recipe["code"].plan(ctx) if item.fields["split"] in splits]
 
 
 def _decode(path: str) -> np.ndarray:
@@ -410,7 +398,7 @@ def _outputs(ctx, item: Item, skip_for_processing: bool):
 
 
 def produce(ctx, items: list[Item]):
-    chosen = recipe(ctx)
+    chosen = ctx.recipe["code"]
     for item in items:
         if chosen.outputs is not None:
             yield Result(item.source, chosen.outputs(ctx, item), (item.source,))

@@ -1,8 +1,9 @@
 """Only the images a subset needs, out of zip archives (PMC-VQA, OmniMedVQA).
 
 params:
-  dataset   a recipe of RECIPES: where the list of needed images is, which archives hold them, under which
-            member names (and, for OmniMedVQA, an extracted folder that may hold them instead)
+  dataset   a recipe (the kind's `recipes` in registry/kinds.yaml): where the list of needed images is (its
+            code: pmc_names, omnimedvqa_names), which archives hold them, under which member names (and, for
+            OmniMedVQA, an extracted folder that may hold them instead)
   name      the output path under the subset folder: {path}, the image name as the list gives it
 Recipes:
   pmc_vqa      the Figure_path column of the test CSV(s); members figures/<Figure_path> of images*.zip
@@ -32,7 +33,7 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     return sorted(Path(p) for p in globlib.glob(os.path.join(globlib.escape(str(base)), pattern), recursive=True))
 
 
-def _pmc_names(ctx, base: Path) -> list[str]:
+def pmc_names(ctx, base: Path) -> list[str]:
     names: list[str] = []
     for table in _glob(base, "test*.csv"):
         try:
@@ -50,7 +51,7 @@ def _pmc_names(ctx, base: Path) -> list[str]:
     return names
 
 
-def _omnimedvqa_names(ctx, base: Path) -> list[str]:
+def omnimedvqa_names(ctx, base: Path) -> list[str]:
     documents = [ctx.raw_file(path).read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
     if not documents:  # still zipped: read the records out of the archive
         for archive in _archives(ctx):
@@ -60,25 +61,13 @@ def _omnimedvqa_names(ctx, base: Path) -> list[str]:
     return [str(record["image_path"]).strip() for document in documents for record in json.loads(document)]
 
 
-RECIPES = {
-    "pmc_vqa": {"names": _pmc_names, "archives": "images*.zip", "members": ["figures/{path}", "{path}"]},
-    "omnimedvqa": {
-        "names": _omnimedvqa_names,
-        "archives": "OmniMedVQA.zip",
-        "members": ["OmniMedVQA/{path}", "{path}"],
-        "folder": "OmniMedVQA",  # an extracted copy of the archive
-    },
-}
-
-
 def plan(ctx) -> list[str]:
-    recipe = RECIPES[ctx.params["dataset"]]
-    return sorted(set(recipe["names"](ctx, ctx.raw_dir(ctx.params.get("source")))))
+    return sorted(set(ctx.recipe["code"](ctx, ctx.raw_dir(ctx.params.get("source")))))
 
 
 def _archives(ctx) -> list[SafeArchive]:
     base = ctx.raw_dir(ctx.params.get("source"))
-    return [SafeArchive(ctx.raw_file(path)) for path in _glob(base, RECIPES[ctx.params["dataset"]]["archives"])]
+    return [SafeArchive(ctx.raw_file(path)) for path in _glob(base, ctx.recipe["archives"])]
 
 
 def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path, raw_file) -> bytes | None:
@@ -92,7 +81,7 @@ def _read(name: str, recipe: dict, index: dict[str, SafeArchive], folder: Path, 
 
 
 def produce(ctx, items):
-    recipe = RECIPES[ctx.params["dataset"]]
+    recipe = ctx.recipe
     archives = _archives(ctx)
     index = {name: archive for archive in archives for name in archive.members}
     refused = {}  # the plain name a refused member stands for -> (archive, member as stored, why)

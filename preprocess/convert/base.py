@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
+import importlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,24 @@ class ConversionContext:
         return self.conversion.params
 
     workers: int = 1
+
+    @property
+    def recipe(self) -> dict:
+        """The recipe this conversion's recipe parameter names (for a {source variant: name} value, the chosen
+        variant's): its entry of registry/kinds.yaml, with `code` the object it names, imported here."""
+        kind = self.registry.kinds[self.conversion.kind]
+        chosen = self.params[kind.recipe_param]
+        if isinstance(chosen, dict):
+            variant = self.source(self.params.get("source")).variant
+            if variant not in chosen:
+                raise PreprocessError(
+                    f"{self.subset.key}/{self.conversion.name}: no recipe for source variant {variant!r} "
+                    f"(has: {', '.join(sorted(chosen))})"
+                )
+            chosen = chosen[variant]
+        entry = kind.recipe(chosen, f"{self.subset.key}/{self.conversion.name}")
+        reference = kind.code_reference(chosen)
+        return entry if reference is None else {**entry, "code": load_object(reference)}
 
     @property
     def image_root(self) -> Path:
@@ -158,6 +177,14 @@ class ConversionContext:
     def subset_path(self, relative: str) -> Path:
         """A name under the subset's folder (refused if it would climb out)."""
         return _inside(self.subset_dir, relative, self.subset.key)
+
+
+def load_object(reference: str):
+    """The module "package.module", or the attribute of "package.module:attribute" (kinds.yaml's `module` and
+    a recipe's `code`), imported."""
+    module_name, _, attribute = reference.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attribute) if attribute else module
 
 
 def _inside(root: Path, relative: str, what: str) -> Path:

@@ -2,7 +2,8 @@
 (The VQA tables whose names only the release's records give are preprocess/convert/parquet_records.py.)
 
 params:
-  dataset     a recipe of RECIPES: which files (and in which order), which columns, which naming rule
+  dataset     a recipe (the kind's `recipes` in registry/kinds.yaml): which files (and in which order), which
+              columns, which naming rule (RULES below)
   name        the output path under the subset folder; its fields depend on the recipe's rule:
                 sequence     {split} (file stem before the first "-"), {seq} (one counter over the files in the
                              recipe's order, from 1), {ext} (ROCO-QA)
@@ -32,37 +33,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from preprocess.convert.outputs import Data, Result
-from preprocess.errors import PreprocessError, RawDataError
+from preprocess.errors import RawDataError
 from preprocess.formats.csvio import read_split_csv
 from preprocess.formats.imagetype import image_extension
 from preprocess.formats.parquet import iter_images
 from preprocess.formats.pngio import encode_png
 from preprocess.formats.rawroot import Boundary
-
-# Per dataset: the files (a list of names is read in that order, and every one must exist; globs are sorted),
-# the image column, the other columns a rule reads, the naming rule, and what the rule needs besides.
-RECIPES = {
-    "pannuke_classification": {
-        "files": [f"data/fold{n}-00000-of-00001.parquet" for n in (1, 2, 3)],
-        "image": "image",
-        "fields": ["tissue"],
-        "rule": "split_table",
-        "label_column": "tissue",
-        "split_csv": "PanNuke_split.csv",
-    },
-    "roco_qa": {
-        "files": [
-            "data/Vaild-00000-of-00001-1ddc94eb806f44ae.parquet",  # sic: "Vaild" upstream
-            "data/Train-00000-of-00001-91a106d1a22c7cc9.parquet",
-            "data/Valid-00001-of-00002.parquet",
-            "data/Test-00000-of-00001-91a106d1a22c7cc9.parquet",
-            "data/Valid-00000-of-00002.parquet",
-        ],
-        "image": "image",
-        "fields": ["image_id"],
-        "rule": "sequence",
-    },
-}
 
 _GLOB_CHARACTERS = set("*?[")
 
@@ -111,7 +87,7 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print, raw_file=No
 
 
 def plan(ctx) -> list[tuple[str, int]]:
-    recipe = RECIPES[ctx.params["dataset"]]
+    recipe = ctx.recipe
     items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log, ctx.raw_file)
     if recipe["rule"] == "sequence" and "splits" in ctx.params:
         items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
@@ -119,7 +95,7 @@ def plan(ctx) -> list[tuple[str, int]]:
 
 
 def produce(ctx, items):
-    recipe = RECIPES[ctx.params["dataset"]]
+    recipe = ctx.recipe
     namer = RULES[recipe["rule"]](ctx, recipe)
     wanted: dict[str, set[int]] = {}
     for file, row in items:
@@ -238,14 +214,13 @@ class _Sequence(_Rule):
 
 
 class _SplitTable(_Rule):
-    """Class folders of the label column, split from the split CSV; every image decoded and written as PNG."""
+    """Class folders of the label column, split from the split CSV; every image decoded and written as PNG.
+    A recipe of this rule lists the parameters it reads (labels, split_keys, splits, duplicate) in its
+    `requires`, so the registry's load checks that a subset gives them."""
 
     def __init__(self, ctx, recipe):
         super().__init__(ctx, recipe)
-        params, base = ctx.params, ctx.raw_dir(ctx.params.get("source"))
-        for key in ("labels", "split_keys", "splits", "duplicate"):
-            if key not in params:
-                raise PreprocessError(f"{ctx.subset.key}: the {ctx.params['dataset']} recipe needs params.{key}")
+        base = ctx.raw_dir(ctx.params.get("source"))
         table = read_split_csv(base / recipe["split_csv"], ("image_path",))
         self.split = {key: value.lower() for key, value in table.items()}
         files = _files(base, recipe["files"], ctx.subset.key)

@@ -2,8 +2,8 @@
 these names: RadImageNet-VQA, PathVQA, VQA-RAD, MedPix).
 
 params:
-  dataset   a recipe of RECIPES: the image column, the text columns and how a row's question, answers and
-            choices are read from them
+  dataset   a recipe (the kind's `recipes` in registry/kinds.yaml): the image column, the text columns and
+            how a row's question, answers and choices are read from them (its code, in recordmatch.py)
   files     glob patterns of the parquet files under the source's raw folder (all of them are read)
   records   whose records name the outputs: test (the subset's task JSONs, each path joined to its task
             file's image root) or train (the Train_Data JSONLs, paths relative to DATA_BASEDIR)
@@ -36,18 +36,6 @@ from preprocess.errors import RawDataError
 from preprocess.formats.parquet import iter_images
 from preprocess.registry import releasenames
 
-# Per dataset: the image column, the text columns read, and the reader of a row's question and answers.
-RECIPES = {
-    "radimagenet_benchmark": {
-        "image": "image",
-        "columns": ["question", "choices", "answer", "metadata"],
-        "row": recordmatch.benchmark_row,
-    },
-    "radimagenet_alignment": {"image": "image", "columns": ["conversations"], "row": recordmatch.conversation_row},
-    "pathvqa": {"image": "image", "columns": ["question", "answer"], "row": recordmatch.plain_row},
-    "vqa_rad": {"image": "image", "columns": ["question", "answer"], "row": recordmatch.plain_row},
-    "medpix_clinqa": {"image": "image_id", "columns": ["question", "answer"], "row": recordmatch.plain_row},  # sic
-}
 QUERIES = {releasenames.TEST: recordmatch.task_query, releasenames.TRAIN: recordmatch.train_query}
 
 
@@ -100,7 +88,7 @@ class _Match:
         self.question_rows: dict[str, int] = defaultdict(int)  # rows with the question alone, for messages
         for path in files:
             for row, fields in _text_rows(path, recipe["columns"]):
-                text = recipe["row"](fields)
+                text = recipe["code"](fields)
                 if text.question in by_question:
                     self.question_rows[text.question] += 1
                 for query in by_question.get(text.question, ()):
@@ -132,7 +120,7 @@ def _where(record) -> str:
 def plan(ctx) -> list[tuple[str, str, int]]:
     """(path under the subset folder, parquet file, row) per path the records name; bad items go to the
     problems (on_bad_input: skip) or stop the job, all of them listed and counted."""
-    side, recipe = ctx.params["records"], RECIPES[ctx.params["dataset"]]
+    side, recipe = ctx.params["records"], ctx.recipe
     data_basedir = Path(ctx.settings.data_basedir)
     named = releasenames.named_records(data_basedir, ctx.registry, ctx.subset, side)
     if not named:
@@ -201,7 +189,7 @@ def produce(ctx, items):
     wanted: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     for relative, file, row in items:
         wanted[file][row].append(relative)
-    image = RECIPES[ctx.params["dataset"]]["image"]
+    image = ctx.recipe["image"]
     for file, rows in wanted.items():
         for found in iter_images(Path(file), image, rows=set(rows)):
             for relative in rows[found.row]:

@@ -4,7 +4,8 @@ CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet, MMDental).
 Every output of a volume comes from one read of it (one inflate, one voxel array), in the job of its shard.
 
 params:
-  dataset            recipe name (preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
+  dataset            a recipe (the kind's `recipes` in registry/kinds.yaml, whose code is a function of
+                     preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
   folder             slice series folder under the subset folder: a template of the recipe's fields, or
                      role -> template
   name               slice file name template: {k}, {index}, {view}
@@ -33,17 +34,14 @@ from preprocess.errors import RawDataError
 from preprocess.registry.layout import fill
 from preprocess.volumes.drr import DrrParams, physical_drr, reference_drr
 from preprocess.volumes.io import Limits
-from preprocess.volumes.recipes import DATASETS, resolve
+from preprocess.volumes.recipes import resolve
 from preprocess.volumes.slicer import canonical_slices, read_for, reference_slices
 
 
 def plan(ctx):
     """The recipe's cases under the source's raw folder, each with its series folder (else its DRR folder)."""
-    dataset = ctx.params["dataset"]
-    if dataset not in DATASETS:
-        raise RawDataError(f"{ctx.subset.key}: no slicing recipe {dataset!r} (known: {', '.join(DATASETS)})")
     raw = ctx.raw_dir(ctx.params.get("source"))
-    cases = DATASETS[dataset](raw, ctx.params, ctx.log)
+    cases = ctx.recipe["code"](raw, ctx.params, ctx.log)
     if "splits" in ctx.params:
         cases = [case for case in cases if case.fields.get("split") in ctx.params["splits"]]
     if not cases:

@@ -147,6 +147,27 @@ class Kind:
     module: str | None  # "package.module" or "package.module:Attribute"; None: nothing to convert
     resources: dict = field(hash=False, compare=False)
     params: dict = field(hash=False, compare=False)  # JSON schema of the params
+    recipe_param: str | None = None  # the parameter that names a recipe (its train_ twin too)
+    recipes: dict = field(default_factory=dict, hash=False, compare=False)  # name -> entry (data, code, requires)
+
+    def recipe(self, name: str, where: str = "", param: str | None = None) -> dict:
+        """The declared entry of recipe `name`; RegistryError naming the place, the kind, the parameter and the
+        name otherwise."""
+        if name in self.recipes:
+            return self.recipes[name]
+        place = f"{where}: " if where else ""
+        raise RegistryError(
+            f"{place}unknown recipe {name!r} of kind {self.name} in parameter {param or self.recipe_param!r}"
+            f"{did_you_mean(name, self.recipes)} (its recipes: {', '.join(self.recipes)})"
+        )
+
+    def code_reference(self, name: str) -> str | None:
+        """Recipe `name`'s code as "package.module:attribute" (kinds.yaml may give the attribute alone: one of
+        the kind's module), or None for a recipe of data only."""
+        code = self.recipes[name].get("code")
+        if code is None or ":" in code:
+            return code
+        return f"{self.module.partition(':')[0]}:{code}"
 
 
 @dataclass(frozen=True)
@@ -352,10 +373,33 @@ def load_kinds() -> dict[str, Kind]:
     """The conversion kinds of kinds.yaml, each parameter schema resolved against the file's $defs."""
     document = _read_yaml(REGISTRY_DIR / "kinds.yaml")
     definitions = document.get("$defs", {})
-    return {
-        name: Kind(name, raw["module"], dict(raw["resources"]), {**raw["params"], "$defs": definitions})
-        for name, raw in document["kinds"].items()
-    }
+    kinds = {}
+    for name, raw in document["kinds"].items():
+        params = {**raw["params"], "$defs": definitions}
+        kinds[name] = Kind(
+            name, raw["module"], dict(raw["resources"]), params, raw.get("recipe_param"), raw.get("recipes") or {}
+        )
+        _check_recipe_declarations(kinds[name])
+    return kinds
+
+
+def _check_recipe_declarations(kind: Kind) -> None:
+    """kinds.yaml itself: recipes come with the parameter that names them, and ask only for parameters the
+    kind takes (a typo there would make every subset of the recipe fail to load, or none)."""
+    if bool(kind.recipes) != bool(kind.recipe_param):
+        raise RegistryError(f"kinds.yaml: kind {kind.name} declares recipes and recipe_param together, or neither")
+    known = kind.params.get("properties", {})
+    if kind.recipe_param and kind.recipe_param not in known:
+        raise RegistryError(f"kinds.yaml: kind {kind.name}: recipe_param {kind.recipe_param!r} is none of its params")
+    for name, entry in kind.recipes.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("code", ""), str):
+            raise RegistryError(f"kinds.yaml: recipe {name} of kind {kind.name}: a mapping whose code is a string")
+        for key in entry.get("requires", ()):
+            if key not in known:
+                raise RegistryError(
+                    f"kinds.yaml: recipe {name} of kind {kind.name} requires {key!r}, none of its params"
+                    f"{did_you_mean(key, known)}"
+                )
 
 
 def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion) -> None:
@@ -378,6 +422,38 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
     for problem in sorted(validator.iter_errors(conversion.params), key=lambda e: list(e.absolute_path)):
         key = "/".join(map(str, problem.absolute_path)) or "params"
         raise RegistryError(f"{where}: parameter {key!r}: {problem.message[:300]}")
+    check_recipes(kinds[conversion.kind], where, conversion)
+
+
+def recipe_names(kind: Kind, params: dict, param: str | None = None) -> list[tuple[str, str]]:
+    """(parameter, recipe name) of each name `params` gives in `param` (default the kind's recipe_param): one,
+    or one per source variant ("recipe/<variant>")."""
+    param = param or kind.recipe_param
+    value = params.get(param) if param else None
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [(f"{param}/{variant}", name) for variant, name in value.items()]
+    return [(param, value)]
+
+
+def check_recipes(kind: Kind, where: str, conversion: Conversion) -> None:
+    """Every recipe name the conversion gives (its train twin's too, every source variant's) is one the kind
+    declares, and the parameters each needs are given: a misspelt name stops the load, never a job."""
+    if kind.recipe_param is None:
+        return
+    for param in (kind.recipe_param, TRAIN_PREFIX + kind.recipe_param):
+        for label, name in recipe_names(kind, conversion.params, param):
+            kind.recipe(name, where, label)
+    for twin in conversion.twins():
+        for label, name in recipe_names(kind, twin.params):
+            missing = [key for key in kind.recipes[name].get("requires", ()) if key not in twin.params]
+            if missing:
+                side = f" (train twin {twin.name})" if twin.split == TRAIN else ""
+                raise RegistryError(
+                    f"{where}: recipe {name!r} of kind {kind.name} ({label}) needs parameter "
+                    f"{', '.join(map(repr, missing))}{side}"
+                )
 
 
 def _apply_overrides(document: dict, path: Path) -> None:

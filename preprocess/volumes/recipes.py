@@ -1,4 +1,5 @@
 """Per-dataset slicing recipes: which files are volumes, what names they supply, how values become 8 bits.
+The recipes are declared in registry/kinds.yaml (volume_slices' `recipes`), each naming its function here.
 
 Each recipe walks one raw download and returns Cases: a volume, its profile, the fields that its output
 folder template may use (and a role, when one dataset has series of several kinds). The folder and file
@@ -242,16 +243,3 @@ def _unique(cases: list[Case]) -> list[Case]:
             )
         seen[case.out_dir] = case
     return list(seen.values())
-
-
-DATASETS = {
-    "ct_rate": ct_rate,
-    "radgenome_chestct": radgenome_chestct,
-    "cirrmri600": cirrmri600,
-    "brats_ped": brats_ped,
-    "brats_men": brats_men,
-    "hanseg": hanseg,
-    "synthrad2023": synthrad2023,
-    "mrnet": mrnet,
-    "mmdental": mmdental,
-}
