@@ -14,12 +14,15 @@ from preprocess.checks.register import observed_files
 from preprocess.demo.sources import WRITERS
 from preprocess.errors import PreprocessError
 from preprocess.registry import layout
-from preprocess.registry.loader import load_registry
+from preprocess.registry.loader import extra_registry_dirs, load_registry
 
 MARKER = ".medheb-demo"
 # The demo's release tree as literal data: task JSONs (and Train_Data JSONL) in the benchmark's record shapes,
 # whose image paths are written out by hand from the reference names, never produced by the naming code.
 RELEASE = Path(__file__).parent / "release"
+# An extra registry folder (MEDHEB_EXTRA_REGISTRY) gives the demo its subsets' data the same way, as files:
+# EXTRA/demo/raw/<raw_dir>/... is copied into the demo's raw root, EXTRA/demo/release/... into DATA_BASEDIR.
+EXTRA_DEMO = "demo"
 
 
 def fingerprint() -> str:
@@ -30,6 +33,11 @@ def fingerprint() -> str:
     for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*.yaml")]):
         if path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for number, folder in enumerate(extra_registry_dirs()):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                name = f"extra{number}/{path.relative_to(folder).as_posix()}"
+                digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -73,13 +81,21 @@ def _write(out: Path) -> None:
         source = registry.source(source_id)
         writer(layout.raw_dir(raw_root, source))
         overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
+    extras = [folder / EXTRA_DEMO for folder in extra_registry_dirs() if (folder / EXTRA_DEMO).is_dir()]
+    for extra in extras:
+        if (extra / "raw").is_dir():
+            shutil.copytree(extra / "raw", raw_root, dirs_exist_ok=True)
+    for source_id, source in registry.sources.items():  # a source whose raw folder an extra gave
+        if source_id not in WRITERS and any((extra / "raw" / source.raw_dir).is_dir() for extra in extras):
+            overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
     (out / "registry-overrides.yaml").write_text(
         "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"
         + yaml.safe_dump({"sources": overrides}, sort_keys=True),
         encoding="utf-8",
     )
-    for path in sorted(RELEASE.rglob("*.json*")):  # the literal task JSONs and Train_Data JSONL
-        target = data_basedir / path.relative_to(RELEASE)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+    for release in [RELEASE, *(extra / "release" for extra in extras)]:
+        for path in sorted(release.rglob("*.json*")):  # the literal task JSONs and Train_Data JSONL
+            target = data_basedir / path.relative_to(release)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
     (out / MARKER).write_text(f"written by python -m preprocess demo, version {fingerprint()}\n", encoding="utf-8")
