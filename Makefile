@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo demo-fingerprints test slurm-test conda-test lint lock docs clean-demo chromium screenshots
+.PHONY: demo demo-fingerprints test test-new-subset slurm-test conda-test lint lock docs docs-tables clean-demo chromium screenshots
 
 # The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
 # resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
@@ -30,8 +30,14 @@ demo: $(BIN)/snakemake
 demo-fingerprints: demo
 	cp results/fingerprints.tsv tests/data/demo-fingerprints.tsv
 
+# pyproject.toml's addopts deselect the whole_suite test: `make test-new-subset` runs it.
 test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
+
+# The whole suite once more with one more subset added by registry and demo data alone (tests/data/new_subset,
+# through MEDHEB_EXTRA_REGISTRY): as long as `make test`.
+test-new-subset: $(BIN)/snakemake $(VENV)/.reference
+	$(BIN)/python -m pytest -m whole_suite tests/test_new_subset.py
 
 # Starts a one-node SLURM cluster on 127.0.0.1 (root; installs Debian packages), builds the demo through
 # profiles/slurm-ci and compares it with a local build, then stops the daemons.
@@ -60,6 +66,10 @@ lock: $(BIN)/snakemake
 # The documentation site under results/site; --strict fails on a broken link or a page missing from the nav.
 docs: $(BIN)/snakemake
 	$(BIN)/mkdocs build --strict --quiet
+
+# The registry's figures and tables in README.md and docs/ (marked places), from the shipped registry.
+docs-tables: $(BIN)/snakemake
+	$(BIN)/python docs/tables.py
 
 lint: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo

@@ -114,6 +114,23 @@ def cmd_list(args) -> int:
     from preprocess.registry.loader import load_registry
 
     registry = load_registry()
+    rows = list_rows(registry)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif args.markdown:
+        print(markdown_table(rows))
+    elif args.naming:
+        print(naming_table(registry))
+    else:
+        from preprocess.formats import tables
+
+        print(tables.render(list(rows[0]), [list(r.values()) for r in rows]))
+        print(f"\n{len(rows)} subsets, {sum(r['tasks'] for r in rows)} task files, {len(registry.sources)} sources")
+    return 0
+
+
+def list_rows(registry) -> list[dict]:
+    """One row per subset: what `list` prints (and docs/tables.py writes into the subsets page)."""
     rows = []
     for subset in registry.subsets:
         access = sorted({registry.source(s).access for s in subset.source_ids})
@@ -127,18 +144,7 @@ def cmd_list(args) -> int:
                 "tasks": len(subset.tasks),
             }
         )
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    elif args.markdown:
-        print(markdown_table(rows))
-    elif args.naming:
-        print(naming_table(registry))
-    else:
-        from preprocess.formats import tables
-
-        print(tables.render(list(rows[0]), [list(r.values()) for r in rows]))
-        print(f"\n{len(rows)} subsets, {sum(r['tasks'] for r in rows)} task files, {len(registry.sources)} sources")
-    return 0
+    return rows
 
 
 def markdown_table(rows: list[dict]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -11,8 +12,31 @@ import yaml
 
 from preprocess.demo import write_demo
 from preprocess.registry.config import settings_from_dict
+from preprocess.registry.loader import EXTRA_REGISTRY_ENV
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _extra_entries(name: str) -> list:
+    """The entries of `name`.yaml of each MEDHEB_EXTRA_REGISTRY folder, read as plain YAML, not by the loader."""
+    found = []
+    for folder in filter(None, os.environ.get(EXTRA_REGISTRY_ENV, "").split(os.pathsep)):
+        path = Path(folder) / f"{name}.yaml"
+        if path.exists():
+            found.extend(yaml.safe_load(path.read_text(encoding="utf-8")).get(name) or [])
+    return found
+
+
+def added_subsets() -> dict[str, list[str]]:
+    """group/folder -> task files of the subsets an extra registry folder adds (none in a plain run; the
+    suite's run with tests/data/new_subset has one). Tests that hold the registry to the benchmark's reference
+    files allow these, and only these, beyond the reference."""
+    return {f"{s['group']}/{s['folder']}": [t["file"] for t in s["tasks"]] for s in _extra_entries("subsets")}
+
+
+def added_sources() -> set[str]:
+    """The source ids an extra registry folder adds."""
+    return set(_extra_entries("sources"))
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import added_subsets
 from preprocess.checks.validate import validate_subset
 from preprocess.cli import main
 from preprocess.demo.images import encode, pattern
 from preprocess.registry.loader import load_registry
+from seed_tree import seed_layout
 
 ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
 PNG = encode(pattern(3), "PNG")
@@ -31,10 +33,16 @@ def _reference_roots() -> dict[str, str]:
 def test_every_image_task_file_has_the_evaluation_image_root():
     registry = load_registry()
     ours = {f"{s.group}/{s.folder}/{t.file}": t.image_root for s in registry.subsets for t in s.tasks if t.image_root}
-    assert ours == _reference_roots()
-    assert len(ours) == 100
-    text = [t for s in registry.subsets for t in s.tasks if t.image_root is None]
-    assert len(text) == 7 and {t.parser for t in text} == {"text_qa"}
+    reference = _reference_roots()
+    # Beyond the reference, only the task files of an extra registry folder's subsets (the suite's run with
+    # tests/data/new_subset); every reference row is present and equal.
+    added = {f"{key}/{file}" for key, files in added_subsets().items() for file in files}
+    assert not added & set(reference)
+    assert {task: root for task, root in ours.items() if task not in added} == reference
+    # the text task files: the seed tree's task files that the evaluation gives no image root
+    seed = {f"{key}/{file}" for key, files in seed_layout()["tasks"].items() for file in files}
+    text = {f"{s.group}/{s.folder}/{t.file}": t for s in registry.subsets for t in s.tasks if t.image_root is None}
+    assert set(text) - added == seed - set(reference) and {t.parser for t in text.values()} == {"text_qa"}
 
 
 # Records in the shape each evaluation parser reads (REFERENCE.md section 1), pointing at `path`.
@@ -101,7 +109,7 @@ def test_a_tree_laid_out_as_the_evaluation_joins_paths_validates(tmp_path, capsy
     assert "FAIL" not in out
     registry = load_registry()
     reports = [r for s in registry.subsets for r in validate_subset(registry, s, tmp_path)]
-    assert len(reports) == 107 and all(r.passed for r in reports)
+    assert len(reports) == sum(len(s.tasks) for s in registry.subsets) and all(r.passed for r in reports)
     assert sum(r.paths for r in reports) > 100
     text = next(r for r in reports if r.file == "Text_Task/PubMedQA/PubMedQA_test.json")
     assert (text.records, text.paths) == (1, 0)  # a text record has no image field, and needs none
@@ -156,7 +164,8 @@ def test_eval_config_lists_each_built_task_file_and_every_path_resolves(tmp_path
     assert "image_root" not in configs["Text_Task.yaml"]["MedMCQA"]
     listed = [e["data_path"] for config in configs.values() for e in config.values()]
     assert "2D_Task/APTOS/APTOS_test.json" not in listed and not any("Kvasir/" in p for p in listed)
-    assert len(listed) == 107 - 1 - 3
+    registry = load_registry()
+    assert len(listed) == sum(len(s.tasks) for s in registry.subsets) - 1 - len(registry.subset("Kvasir").tasks)
     for config in configs.values():
         for entry in config.values():
             for record in json.loads((base / entry["data_path"]).read_text()):

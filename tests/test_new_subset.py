@@ -1,76 +1,59 @@
 """Adding a subset of an existing data-only kind takes registry data only: an entry in subsets.yaml, one in
-sources.yaml, and the data (raw files, a task JSON). No Python file changes."""
+sources.yaml, and the data (raw files, a task JSON). No Python file changes. tests/data/new_subset holds such
+an addition as an extra registry folder (MEDHEB_EXTRA_REGISTRY), its demo data beside it; `make
+test-new-subset` runs the whole suite with it present."""
 
 from __future__ import annotations
 
-import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
+import yaml
 
+from conftest import REPO
 from preprocess.checks.validate import validate_subset
-from preprocess.demo.images import encode, pattern
+from preprocess.demo import write_demo
+from preprocess.errors import RegistryError
 from preprocess.pipeline import steps
 from preprocess.pipeline.evalconfig import entries
-from preprocess.registry import loader as registry_module
 from preprocess.registry.config import settings_from_dict
+from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
-SOURCE = """
-  fake_derm:
-    name: A fake dermoscopy set (test only)
-    homepage: https://example.org/fake-derm
-    download: https://example.org/fake-derm/download
-    licence: CC BY 4.0
-    access: open
-    raw_dir: fake-derm
-    files:
-      - {id: images, glob: "images/*/*.png", min_count: 2}
-    instructions: |
-      1. Download the fake dermoscopy archive.
-      2. Unzip it into <raw_root>/fake-derm/ (images/<class>/<id>.png).
-"""
-SUBSET = """
-- group: 2D_Task
-  folder: FakeDerm
-  tasks:
-  - {file: FakeDerm_test.json, eval: FakeDerm_cls, parser: image_cls}
-  image_root: 2D_Images/FakeDerm/test/
-  sources: [fake_derm]
-  conversions:
-  - kind: image_folder
-    params:
-      sources: [images/*/*.png]
-      target: '{parent}/{name}'
-"""
+NEW_SUBSET = REPO / "tests" / "data" / "new_subset"
 
 
 @pytest.fixture
-def extended_registry(tmp_path, monkeypatch):
-    folder = tmp_path / "registry"
-    folder.mkdir()
-    for name in ("kinds.yaml", "sources.yaml", "subsets.yaml", "train.yaml"):
-        (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text(encoding="utf-8"))
-    with open(folder / "sources.yaml", "a", encoding="utf-8") as handle:
-        handle.write(SOURCE)
-    with open(folder / "subsets.yaml", "a", encoding="utf-8") as handle:
-        handle.write(SUBSET)
-    monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
+def extended_registry(monkeypatch):
+    monkeypatch.setenv(EXTRA_REGISTRY_ENV, str(NEW_SUBSET))
+    return NEW_SUBSET
+
+
+def _copy(tmp_path, monkeypatch):
+    """A copy of the extra registry folder to edit, in use instead of the original."""
+    folder = tmp_path / "extra"
+    shutil.copytree(NEW_SUBSET, folder)
+    monkeypatch.setenv(EXTRA_REGISTRY_ENV, str(folder))
     return folder
 
 
 def test_a_new_image_folder_subset_builds_validates_and_reaches_the_eval_config(tmp_path, extended_registry):
-    raw, base = tmp_path / "raw", tmp_path / "DATA_BASEDIR"
-    for number, name in enumerate(("nevus/n1.png", "melanoma/m7.png")):
-        (raw / "fake-derm" / "images" / name).parent.mkdir(parents=True, exist_ok=True)
-        (raw / "fake-derm" / "images" / name).write_bytes(encode(pattern(number), "PNG"))
-    task = base / "2D_Task" / "FakeDerm" / "FakeDerm_test.json"
-    task.parent.mkdir(parents=True)
-    record = {"qry_inst": "<|image_1|> Classify:", "qry_text": "", "tgt_text": ["nevus", "melanoma"]}
-    task.write_text(
-        json.dumps([{**record, "qry_img_path": "nevus/n1.png"}, {**record, "qry_img_path": "melanoma/m7.png"}])
+    demo = write_demo(tmp_path / "demo")  # its raw files and task JSON come from the extra folder's demo/
+    base = demo / "DATA_BASEDIR"
+    settings = settings_from_dict(
+        {
+            "raw_root": str(demo / "raw"),
+            "data_basedir": str(base),
+            "registry_overrides": str(demo / "registry-overrides.yaml"),
+            "subsets": ["FakeDerm"],
+        }
     )
-    settings = settings_from_dict({"raw_root": str(raw), "data_basedir": str(base), "subsets": ["FakeDerm"]})
     registry = settings.registry()
-    assert len(registry.subsets) == 57
+    shipped = load_registry(extras=False)
+    assert [s.key for s in registry.subsets] == [*(s.key for s in shipped.subsets), "2D_Task/FakeDerm"]
+    assert set(registry.sources) == {*shipped.sources, "fake_derm"}
     written = steps.Build(settings, registry, results=tmp_path / "results").convert(subset="FakeDerm")
     assert sorted(row[0] for row in written) == [
         "2D_Images/FakeDerm/test/melanoma/m7.png",
@@ -81,11 +64,53 @@ def test_a_new_image_folder_subset_builds_validates_and_reaches_the_eval_config(
     assert entries(registry, base)["2D_Task.yaml"]["FakeDerm_cls"]["image_root"] == "2D_Images/FakeDerm/test"
 
 
-def test_a_new_subset_with_a_misspelt_parameter_is_refused_at_load(tmp_path, extended_registry):
-    text = (extended_registry / "subsets.yaml").read_text(encoding="utf-8")
-    head, tail = text.rsplit("      target: '{parent}", 1)  # the new subset's entry, at the end
-    (extended_registry / "subsets.yaml").write_text(head + "      targt: '{parent}" + tail)
-    with pytest.raises(
-        registry_module.RegistryError, match=r"2D_Task/FakeDerm/image_folder: unknown parameter 'targt'"
-    ):
-        registry_module.load_registry()
+def test_a_new_subset_with_a_misspelt_parameter_is_refused_at_load(tmp_path, monkeypatch):
+    folder = _copy(tmp_path, monkeypatch)
+    text = (folder / "subsets.yaml").read_text(encoding="utf-8")
+    (folder / "subsets.yaml").write_text(text.replace("target: '{parent}", "targt: '{parent}"), encoding="utf-8")
+    with pytest.raises(RegistryError, match=r"2D_Task/FakeDerm/image_folder: unknown parameter 'targt'"):
+        load_registry()
+
+
+def test_an_extra_folder_adds_and_never_replaces(tmp_path, monkeypatch):
+    folder = _copy(tmp_path, monkeypatch)
+    subsets = yaml.safe_load((folder / "subsets.yaml").read_text(encoding="utf-8"))
+    subsets["subsets"][0]["folder"] = "APTOS"  # a shipped subset's name
+    (folder / "subsets.yaml").write_text(yaml.safe_dump(subsets), encoding="utf-8")
+    with pytest.raises(RegistryError, match=r"subset '2D_Task/APTOS' is in the registry already"):
+        load_registry()
+    sources = yaml.safe_load((folder / "sources.yaml").read_text(encoding="utf-8"))
+    sources["sources"]["aptos2019"] = sources["sources"].pop("fake_derm")
+    (folder / "sources.yaml").write_text(yaml.safe_dump(sources), encoding="utf-8")
+    with pytest.raises(RegistryError, match=r"source 'aptos2019' is in the registry already"):
+        load_registry()
+    assert "2D_Task/FakeDerm" not in {s.key for s in load_registry(extras=False).subsets}
+
+
+def test_an_extra_folder_that_is_absent_or_empty_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv(EXTRA_REGISTRY_ENV, str(tmp_path / "absent"))
+    with pytest.raises(RegistryError, match=rf"{EXTRA_REGISTRY_ENV} names {tmp_path / 'absent'}, which is not a"):
+        load_registry()
+    monkeypatch.setenv(EXTRA_REGISTRY_ENV, str(tmp_path))
+    with pytest.raises(RegistryError, match=r"holds no sources.yaml 'sources' or subsets.yaml 'subsets'"):
+        load_registry()
+
+
+@pytest.mark.whole_suite
+def test_the_whole_suite_passes_with_the_new_subset_present(tmp_path, extended_registry):
+    """Every other test, in a fresh pytest process whose registry (and that of every process it starts, Snakemake
+    jobs included) holds the new subset: counts, tables and lists come from the registry, so nothing changes."""
+    assert "2D_Task/FakeDerm" in {s.key for s in load_registry().subsets}
+    log = tmp_path / "suite.log"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE", "-m", "not whole_suite"]
+    with open(log, "w", encoding="utf-8") as out:
+        done = subprocess.run(
+            [*command, "--basetemp", str(tmp_path / "suite")],
+            cwd=REPO,
+            env={**os.environ, EXTRA_REGISTRY_ENV: str(NEW_SUBSET)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert done.returncode == 0, "\n".join(lines[-60:])
+    assert " passed" in lines[-1] and "failed" not in lines[-1] and "error" not in lines[-1], lines[-1]

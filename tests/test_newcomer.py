@@ -18,6 +18,7 @@ import yaml
 
 from conftest import REPO, demo_config_file, demo_values
 from preprocess.cli import main
+from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 INTERRUPTED = "interrupted: rerun the same command to resume"
@@ -156,10 +157,11 @@ def test_version_and_status_json(tmp_path, demo, capsys, outside_checkout):
     code = main(["status", str(demo / "DATA_BASEDIR"), "--config", config, "--json",
                  "--results", str(tmp_path / "r")])  # fmt: skip
     data = json.loads(capsys.readouterr().out)
-    assert code == 0 and len(data["subsets"]) == 56
+    subsets = [s.key for s in load_registry().subsets]
+    assert code == 0 and [s["subset"] for s in data["subsets"]] == subsets
     aptos = next(s for s in data["subsets"] if s["subset"] == "2D_Task/APTOS")
     assert aptos["state"] == "not built" and aptos["paths_ok"] == 0  # raw present, nothing converted yet
-    assert sum(data["counts"].values()) == 56
+    assert sum(data["counts"].values()) == len(subsets)
 
 
 @pytest.mark.parametrize(

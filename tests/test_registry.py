@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import added_subsets
 from preprocess.errors import RegistryError
 from preprocess.registry.loader import load_registry
 from seed_tree import TREE_FILE, seed_layout
@@ -23,13 +24,16 @@ def test_vendored_tree_is_the_seed_readme_tree():
 def test_registry_matches_seed_tree_exactly():
     seed = seed_layout()
     registry = load_registry()
-    assert len(registry.subsets) == 56
-    assert {s.key: list(s.task_files) for s in registry.subsets} == seed["tasks"]
-    assert sum(len(s.tasks) for s in registry.subsets) == 107
-    for group, count in (("2D_Task", 35), ("3D_Task", 14), ("Text_Task", 7)):
-        assert sum(s.group == group for s in registry.subsets) == count
+    added = added_subsets()  # an extra registry folder's subsets: none but in the run with tests/data/new_subset
+    assert not set(added) & set(seed["tasks"])  # an addition, never a benchmark subset
+    assert {s.key: list(s.task_files) for s in registry.subsets} == {**seed["tasks"], **added}
+    assert len(registry.subsets) == len(seed["tasks"]) + len(added)
+    assert sum(len(s.tasks) for s in registry.subsets) == sum(map(len, [*seed["tasks"].values(), *added.values()]))
+    for group in ("2D_Task", "3D_Task", "Text_Task"):
+        expected = [key for key in [*seed["tasks"], *added] if key.startswith(f"{group}/")]
+        assert [s.key for s in registry.subsets if s.group == group] == expected
     for group in ("2D_Task", "3D_Task"):
-        roots = [s.image_root for s in registry.subsets if s.group == group]
+        roots = [s.image_root for s in registry.subsets if s.group == group and s.key not in added]
         assert roots == seed["image_roots"][group]
     assert all(s.image_root is None for s in registry.subsets if s.group == "Text_Task")
 

@@ -14,6 +14,8 @@ from PIL import Image
 
 from conftest import REPO, demo_config_file
 from preprocess.cli import main
+from preprocess.demo import LEFT_OUT
+from preprocess.registry.loader import load_registry
 from preprocess.reports.contact import grid_size
 
 
@@ -88,11 +90,12 @@ def test_sources_table_lists_every_checked_source(built):
     rows = (built / "results" / "check" / "sources.tsv").read_text().splitlines()
     assert rows[0] == "source\tstatus\taccess\tproblems\tinstructions"
     states = {row.split("\t")[0]: row.split("\t")[1] for row in rows[1:]}
-    assert len(states) == 39 and states["aptos2019"] == "present" and states["usdata"] == "missing"
+    sources = load_registry().sources
+    assert sorted(states) == sorted(sources) and states["aptos2019"] == "present" and states["usdata"] == "missing"
     page = (built / "results" / "check" / "sources.html").read_text()
-    assert page.count("<tr>") == 1 + 39
+    assert page.count("<tr>") == 1 + len(sources)
     assert '<td>usdata</td><td style="background:#fee2e2">missing</td>' in page
-    assert f"{sum(v == 'present' for v in states.values())} of 39 raw downloads present" in page
+    assert f"{sum(v == 'present' for v in states.values())} of {len(sources)} raw downloads present" in page
 
 
 def test_validation_page_has_a_row_per_task_file(built):
@@ -119,14 +122,18 @@ def test_status_of_the_built_demo(built, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith(("2D_Task", "3D_Task", "Text"))}
-    assert len(lines) == 56
+    subsets = [s.key for s in load_registry().subsets]
+    assert sorted(lines) == sorted(subsets)
     assert " built " in lines["2D_Task/APTOS"] + " "
     assert (
         "not built: raw missing" in lines["2D_Task/USData"]
         and "python -m preprocess info usdata" in lines["2D_Task/USData"]
     )
-    # every subset the demo holds raw data for: the 9 it lacks are listed as not built
-    assert out.strip().splitlines()[-1] == "47 built, 9 not built"
+    # every subset the demo holds raw data for is built; those it leaves out on purpose are not, each with why
+    for subset, reason in LEFT_OUT.items():
+        assert f"not built: {reason}" in lines[subset], lines[subset]
+    assert [key for key in subsets if " built " not in lines[key] + " "] == list(LEFT_OUT)
+    assert out.strip().splitlines()[-1] == f"{len(subsets) - len(LEFT_OUT)} built, {len(LEFT_OUT)} not built"
 
 
 def test_validate_and_status_without_config_agree_with_the_build(built, monkeypatch, capsys):

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from preprocess.demo import LEFT_OUT
+from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -43,11 +45,13 @@ def test_demo_builds_and_every_path_resolves(workdir):
         "2D_Task/ChexpertPlus",
         "Text_Task/PubMedQA",
     } <= built
+    subsets = [s.key for s in load_registry().subsets]
+    assert built == set(subsets) - set(LEFT_OUT)  # all but the subsets the demo leaves out on purpose
     assert all(row["ok"] == row["paths"] and not row["missing"] for row in rows)
     assert sum(row["paths"] for row in rows) > 100
     assert "2D_Task/USData: not built: raw missing" in summary
     plan = json.loads((workdir / "results" / "plan.json").read_text())
-    assert len(plan) == 56
+    assert [p["subset"] for p in plan] == subsets
     usdata = next(p for p in plan if p["subset"] == "2D_Task/USData")
     assert "Request the ultrasound images from the authors" in usdata["instructions"]["usdata"]
     assert "## usdata: missing" in (workdir / "results" / "not-built.md").read_text()

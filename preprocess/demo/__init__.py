@@ -14,12 +14,35 @@ from preprocess.checks.register import observed_files
 from preprocess.demo.sources import WRITERS
 from preprocess.errors import PreprocessError
 from preprocess.registry import layout
-from preprocess.registry.loader import load_registry
+from preprocess.registry.loader import extra_registry_dirs, load_registry
 
 MARKER = ".medheb-demo"
 # The demo's release tree as literal data: task JSONs (and Train_Data JSONL) in the benchmark's record shapes,
 # whose image paths are written out by hand from the reference names, never produced by the naming code.
 RELEASE = Path(__file__).parent / "release"
+# An extra registry folder (MEDHEB_EXTRA_REGISTRY) gives the demo its subsets' data the same way, as files:
+# EXTRA/demo/raw/<raw_dir>/... is copied into the demo's raw root, EXTRA/demo/release/... into DATA_BASEDIR.
+EXTRA_DEMO = "demo"
+# The subsets the demo leaves unbuilt on purpose, with the reason a build gives, so that its status, plan and
+# report show not-built rows: the MedMNIST flags it writes no npz for, and USData, whose images only their
+# authors give out. It ships no task files for them either; every other subset it builds.
+LEFT_OUT = {
+    "2D_Task/DermaMNIST": "raw incomplete",
+    "2D_Task/OCTMNIST": "raw incomplete",
+    "2D_Task/OrganCMNIST": "raw incomplete",
+    "2D_Task/OrganSMNIST": "raw incomplete",
+    "2D_Task/PathMNIST": "raw incomplete",
+    "2D_Task/TissueMNIST": "raw incomplete",
+    "2D_Task/USData": "raw missing",
+    "3D_Task/NoduleMNIST": "raw incomplete",
+    "3D_Task/SynapseMNIST": "raw incomplete",
+}
+
+
+def releases() -> list[Path]:
+    """The folders of the demo's release files: its own, then each extra registry folder's that has one."""
+    extras = [folder / EXTRA_DEMO / "release" for folder in extra_registry_dirs()]
+    return [RELEASE, *(release for release in extras if release.is_dir())]
 
 
 def fingerprint() -> str:
@@ -30,6 +53,11 @@ def fingerprint() -> str:
     for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*.yaml")]):
         if path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for number, folder in enumerate(extra_registry_dirs()):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                name = f"extra{number}/{path.relative_to(folder).as_posix()}"
+                digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -73,13 +101,21 @@ def _write(out: Path) -> None:
         source = registry.source(source_id)
         writer(layout.raw_dir(raw_root, source))
         overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
+    extras = [folder / EXTRA_DEMO for folder in extra_registry_dirs()]
+    for extra in extras:
+        if (extra / "raw").is_dir():
+            shutil.copytree(extra / "raw", raw_root, dirs_exist_ok=True)
+    for source_id, source in registry.sources.items():  # a source whose raw folder an extra gave
+        if source_id not in WRITERS and any((extra / "raw" / source.raw_dir).is_dir() for extra in extras):
+            overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
     (out / "registry-overrides.yaml").write_text(
         "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"
         + yaml.safe_dump({"sources": overrides}, sort_keys=True),
         encoding="utf-8",
     )
-    for path in sorted(RELEASE.rglob("*.json*")):  # the literal task JSONs and Train_Data JSONL
-        target = data_basedir / path.relative_to(RELEASE)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+    for release in releases():
+        for path in sorted(release.rglob("*.json*")):  # the literal task JSONs and Train_Data JSONL
+            target = data_basedir / path.relative_to(release)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
     (out / MARKER).write_text(f"written by python -m preprocess demo, version {fingerprint()}\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -17,6 +18,10 @@ SCHEMA_DIR = REGISTRY_DIR / "schemas"
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
 TEST, TRAIN = "test", "train"  # the split a conversion or a raw file serves
 TRAIN_PREFIX = "train_"  # a conversion parameter `train_<name>` declares its train twin
+# Folders of registry entries added to the shipped ones (docs/conversions/subsets.md, "Adding a subset"). An
+# environment variable rather than a config key: every process of a run loads the registry (the CLI, each
+# Snakemake job, a cluster job), and only the environment reaches them all, config or not.
+EXTRA_REGISTRY_ENV = "MEDHEB_EXTRA_REGISTRY"
 
 
 @dataclass(frozen=True)
@@ -340,8 +345,9 @@ def _subset(raw: dict) -> Subset:
     )
 
 
-def load_registry(overrides: str | Path | None = None, variants: dict | None = None) -> Registry:
-    """Load and check the registry; `overrides` replaces per-source file lists (demo, own checksums)."""
+def load_registry(overrides: str | Path | None = None, variants: dict | None = None, extras: bool = True) -> Registry:
+    """Load and check the registry; `overrides` replaces per-source file lists (demo, own checksums);
+    `extras=False` reads the shipped files alone, without the folders of MEDHEB_EXTRA_REGISTRY."""
     train = _read_yaml(REGISTRY_DIR / "train.yaml")
     document = {
         "sources": _read_yaml(REGISTRY_DIR / "sources.yaml")["sources"],
@@ -349,6 +355,8 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
         "train_files": train.get("train_files") or {},
         "no_subset": train.get("no_subset") or [],
     }
+    for folder in extra_registry_dirs() if extras else ():
+        _add_extra(document, folder)
     if overrides:
         _apply_overrides(document, Path(overrides))
     check_schema(document, "registry.schema.yaml", "the registry")
@@ -500,3 +508,35 @@ def _override_fingerprints(document: dict, path: Path, subsets: dict) -> None:
         if not isinstance(fields, dict) or set(fields) - {"fingerprint"}:
             raise RegistryError(f"{path}: only 'fingerprint' can be overridden (subset {key!r})")
         entries[key]["fingerprint"] = fields["fingerprint"]
+
+
+def extra_registry_dirs() -> list[Path]:
+    """The folders MEDHEB_EXTRA_REGISTRY names (separated as PATH is), in order."""
+    value = os.environ.get(EXTRA_REGISTRY_ENV, "")
+    folders = [Path(part).resolve() for part in value.split(os.pathsep) if part]
+    for folder in folders:
+        if not folder.is_dir():
+            raise RegistryError(f"{EXTRA_REGISTRY_ENV} names {folder}, which is not a folder")
+    return folders
+
+
+def _add_extra(document: dict, folder: Path) -> None:
+    """Add the sources and subsets of an extra registry folder; one that names a shipped (or an earlier extra)
+    source or subset is refused: extras add entries, they never replace one."""
+    files = {name: folder / f"{name}.yaml" for name in ("sources", "subsets")}
+    found = {name: _read_yaml(path).get(name) if path.exists() else None for name, path in files.items()}
+    if not any(found.values()):
+        raise RegistryError(
+            f"{folder} ({EXTRA_REGISTRY_ENV}) holds no sources.yaml 'sources' or subsets.yaml 'subsets'"
+        )
+    sources, subsets = found["sources"] or {}, found["subsets"] or []
+    for source_id, raw in sources.items():
+        if source_id in document["sources"]:
+            raise RegistryError(f"{folder / 'sources.yaml'}: source {source_id!r} is in the registry already")
+        document["sources"][source_id] = raw
+    keys = {f"{raw['group']}/{raw['folder']}" for raw in document["subsets"]}
+    for raw in subsets:
+        key = f"{raw.get('group')}/{raw.get('folder')}"
+        if key in keys:
+            raise RegistryError(f"{folder / 'subsets.yaml'}: subset {key!r} is in the registry already")
+        document["subsets"].append(raw)

@@ -1,0 +1,88 @@
+"""The documentation's registry figures and tables, generated from the shipped registry.
+
+A table sits between a `<!-- generated: NAME -->` line and an `<!-- end: NAME -->` line; a figure in the text
+is written `<!-- count: NAME -->56<!-- /count -->` (the comments do not show on GitHub or the site). This
+script rewrites them in README.md and every page under docs/; with --check it changes nothing and exits 1
+naming each page whose marked places differ (a test runs it). The pages describe the benchmark as this
+package ships it, so the registry is read without MEDHEB_EXTRA_REGISTRY's additions.
+
+    .venv/bin/python docs/tables.py [--check]      (make docs-tables)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE = re.compile(r"^<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)^<!-- end: (?P=name) -->$", re.M | re.S)
+COUNT = re.compile(r"<!-- count: (?P<name>[\w-]+) -->(?P<value>[^<]*)<!-- /count -->")
+
+
+def facts() -> tuple[dict[str, str], dict[str, str]]:
+    """Figures and tables of the shipped registry (and of the demo's declared left-out subsets)."""
+    from preprocess.cli import list_rows, markdown_table, naming_table
+    from preprocess.demo import LEFT_OUT
+    from preprocess.registry.loader import load_registry
+
+    registry = load_registry(extras=False)
+    tasks = [task for subset in registry.subsets for task in subset.tasks]
+    counts = {
+        "subsets": len(registry.subsets),
+        "task-files": len(tasks),
+        "image-task-files": sum(task.image_root is not None for task in tasks),
+        "sources": len(registry.sources),
+        "demo-built": len(registry.subsets) - len(LEFT_OUT),
+        "demo-not-built": len(LEFT_OUT),
+    }
+    tables = {"subsets": markdown_table(list_rows(registry)), "naming": naming_table(registry)}
+    return {name: str(value) for name, value in counts.items()}, tables
+
+
+def fill(text: str, counts: dict[str, str], tables: dict[str, str]) -> str:
+    """`text` with every marked figure and table written anew; an unknown name is an error."""
+
+    def table(match: re.Match) -> str:
+        name = match["name"]
+        if name not in tables:
+            raise ValueError(f"no generated table {name!r} (there are: {', '.join(tables)})")
+        return f"<!-- generated: {name} -->\n{tables[name]}\n<!-- end: {name} -->"
+
+    def count(match: re.Match) -> str:
+        name = match["name"]
+        if name not in counts:
+            raise ValueError(f"no generated figure {name!r} (there are: {', '.join(counts)})")
+        return f"<!-- count: {name} -->{counts[name]}<!-- /count -->"
+
+    return COUNT.sub(count, TABLE.sub(table, text))
+
+
+def pages(root: Path = REPO) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page differs")
+    args = parser.parse_args(argv)
+    counts, tables = facts()
+    stale = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        filled = fill(text, counts, tables)
+        if filled != text:
+            stale.append(page.relative_to(REPO).as_posix())
+            if not args.check:
+                page.write_text(filled, encoding="utf-8")
+    if args.check and stale:
+        print(f"not what the registry gives (run make docs-tables): {', '.join(stale)}", file=sys.stderr)
+        return 1
+    for name in stale:
+        print(f"rewrote {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
