@@ -1,10 +1,14 @@
-"""Shared fixtures: a fresh copy of the embedded demo per test (written once per session)."""
+"""Shared fixtures: a fresh copy of the embedded demo per test (written once per session), and the demo built
+once per session by the workflow for the tests that only read a complete build."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ import yaml
 
 from preprocess.demo import write_demo
 from preprocess.registry.config import settings_from_dict
-from preprocess.registry.loader import EXTRA_REGISTRY_ENV
+from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,6 +46,57 @@ def added_sources() -> set[str]:
 @pytest.fixture(scope="session")
 def demo_template(tmp_path_factory) -> Path:
     return write_demo(tmp_path_factory.mktemp("template") / "demo")
+
+
+@dataclass(frozen=True)
+class BuiltDemo:
+    workdir: Path  # config.yaml (the shipped one), demo/, results/, logs/
+    build: subprocess.CompletedProcess  # what `snakemake --cores 2` printed
+    raw_before: dict  # path -> (size, mtime_ns) of everything under the raw root, before the build
+    raw_after: dict
+    raw_protection: str  # how the raw root was kept read-only during the build
+
+
+def raw_state(raw: Path) -> dict:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in raw.rglob("*")}
+
+
+@pytest.fixture(scope="session")
+def built_demo(tmp_path_factory, demo_template) -> BuiltDemo:
+    """The demo built by the workflow as `make demo` builds it (the shipped config.yaml), with its raw root
+    read-only. Tests that only read a complete build share this one; a test that changes a build makes its own."""
+    workdir = tmp_path_factory.mktemp("built")
+    shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
+    shutil.copytree(demo_template, workdir / "demo", symlinks=True)
+    raw = workdir / "demo" / "raw"
+    before = raw_state(raw)
+    subprocess.run(["chmod", "-R", "a-w", str(raw)], check=True)
+    # chmod does not stop root: where possible, also mount the raw root read-only in a private namespace.
+    mount = f'mount --bind {raw} {raw} && mount -o remount,ro,bind {raw} && exec "$@"'
+    wrapper = ["unshare", "-m", "sh", "-c", mount, "sh"]
+    can_mount = subprocess.run([*wrapper, "true"], capture_output=True).returncode == 0
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    try:
+        done = subprocess.run(
+            [*(wrapper if can_mount else []), *command, "--cores", "2"], capture_output=True, text=True
+        )
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(raw)], check=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    protection = "mounted read-only" if can_mount else "chmod a-w (no mount namespace here)"
+    return BuiltDemo(workdir, done, before, raw_state(raw), protection)
+
+
+def demo_with_raw_of(target: Path, demo_template: Path, sources: set[str]) -> Path:
+    """A copy of the demo whose raw root holds only the downloads of `sources`: the workflow plans every other
+    subset "raw missing" and builds a few subsets in seconds, for a test that changes a build."""
+    shutil.copytree(demo_template, target, symlinks=True)
+    registry = load_registry()
+    keep = {registry.sources[source].raw_dir for source in sources}
+    for folder in (target / "raw").iterdir():
+        if folder.name not in keep:
+            shutil.rmtree(folder)
+    return target
 
 
 @pytest.fixture

@@ -15,18 +15,22 @@ from pathlib import Path
 
 import yaml
 
-from conftest import REPO
+from conftest import REPO, demo_with_raw_of
 from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 
 
-def _workdir(path: Path, demo_template: Path, **config) -> Path:
+def _workdir(path: Path, demo_template: Path, raw_of: set[str] | None = None, **config) -> Path:
+    """A workdir with the shipped config.yaml (changed by `config`) and a copy of the demo (its raw root holding
+    only the downloads of the sources `raw_of` when given)."""
     path.mkdir(parents=True, exist_ok=True)
     values = yaml.safe_load((REPO / "config.yaml").read_text())
     values.update(config)
     (path / "config.yaml").write_text(yaml.safe_dump(values))
-    if values.get("demo"):
+    if values.get("demo") and raw_of is not None:
+        demo_with_raw_of(path / "demo", demo_template, raw_of)
+    elif values.get("demo"):
         subprocess.run(["cp", "-a", str(demo_template), str(path / "demo")], check=True)
     return path
 
@@ -52,25 +56,36 @@ def _state(base: Path) -> dict[str, tuple]:
     return found
 
 
-def test_partial_rebuild_touches_only_that_subset(tmp_path, demo_template):
-    workdir = _workdir(tmp_path / "w", demo_template)
+def test_a_one_subset_rebuild_touches_only_that_subset_and_updates_its_rows_of_the_summaries(tmp_path, demo_template):
+    # MedMNIST's 2D and 3D subsets, APTOS's image folder and the MIMIC-CXR link farms: the others not built
+    sources = {"medmnist", "aptos2019", "mimic_cxr_jpg", "chest_imagenome"}
+    workdir = _workdir(tmp_path / "w", demo_template, raw_of=sources)
     _run(workdir, "--cores", "2")
-    images = workdir / "demo" / "DATA_BASEDIR" / "2D_Images"
-    before = _state(images)
+    images, results = workdir / "demo" / "DATA_BASEDIR" / "2D_Images", workdir / "results"
+    files = ["validation/summary.json", "validation/summary.txt", "check/sources.tsv", "not-built.md"]
+    before, summaries = _state(images), {name: (results / name).read_text(encoding="utf-8") for name in files}
     lost = images / "BloodMNIST" / "output_images" / "test" / "basophil" / "test_000000.png"
     lost.unlink()  # the subset needs rebuilding (in real life: its raw data was fixed)
     started = time.perf_counter()
-    _run(workdir, "--cores", "2", "--config", "subsets=['2D_Task/BloodMNIST']", "--forcerun", "convert")
+    rebuild = ["--config", "subsets=['2D_Task/BloodMNIST']", "--forcerun", "convert"]  # as the README says
+    done = _run(workdir, "--cores", "2", *rebuild)
     print(f"partial rebuild of BloodMNIST: {time.perf_counter() - started:.1f} s")
+    assert lost.exists() and "Job stats" in done.stdout + done.stderr
     after = _state(images)
-    assert lost.exists()
     others = {k: v for k, v in before.items() if not k.startswith("BloodMNIST/")}
+    assert {"APTOS", "ChestImagrome", "OrganAMNIST"} <= {k.split("/")[0] for k in others}
     assert {k: v for k, v in after.items() if not k.startswith("BloodMNIST/")} == others  # bytes and mtimes
     assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in before.items()}
-    summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
-    subsets = {row["subset"] for row in summary["files"]}  # the run-wide view: this run's subset updated in it
-    assert "2D_Task/BloodMNIST" in subsets and len(subsets) > 1
-    assert all(row["ok"] == row["paths"] for row in summary["files"])
+    # the run-wide summaries: this run's subset updated in them, the other rows kept, the same verdicts
+    now = {name: (results / name).read_text(encoding="utf-8") for name in files}
+    old, new = json.loads(summaries.pop("validation/summary.json")), json.loads(now.pop("validation/summary.json"))
+    assert new["config"]["subsets"] == ["2D_Task/BloodMNIST"]
+    assert {k: v for k, v in new.items() if k != "config"} == {k: v for k, v in old.items() if k != "config"}
+    assert {row["subset"] for row in new["files"]} > {"2D_Task/BloodMNIST"}
+    assert all(row["ok"] == row["paths"] for row in new["files"])
+    assert now == summaries  # summary.txt, sources.tsv (every source a row), not-built.md
+    dashboard = (results / "report" / "dashboard.html").read_text(encoding="utf-8")
+    assert f'data-count="built">{old["front"]["built"]}</b>' in dashboard and old["front"]["built"] > 1
 
 
 def _full_inventory(raw: Path, overrides: Path) -> int:
@@ -149,9 +164,11 @@ def _strip_workdir(tree: dict, workdir: Path) -> dict:
     }
 
 
-def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_template):
-    reference_dir = _workdir(tmp_path / "reference", demo_template)
-    reference = _strip_workdir(_build_and_tree(reference_dir), reference_dir)
+def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_template, built_demo):
+    reference_dir = built_demo.workdir  # the uninterrupted build of the same config
+    reference = _strip_workdir(
+        {k: v[0] for k, v in _state(reference_dir / "demo" / "DATA_BASEDIR").items()}, reference_dir
+    )
 
     interrupted = _workdir(tmp_path / "interrupted", demo_template)
     process = subprocess.Popen(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, demo_with_raw_of
 from preprocess.demo import LEFT_OUT
 from preprocess.registry.loader import load_registry
 
@@ -32,8 +32,8 @@ def workdir(tmp_path, demo) -> Path:
     return tmp_path
 
 
-def test_demo_builds_and_every_path_resolves(workdir):
-    done = _run(workdir)
+def test_demo_builds_and_every_path_resolves(built_demo):
+    workdir, done = built_demo.workdir, built_demo.build
     summary = (workdir / "results" / "validation" / "summary.txt").read_text()
     assert "task files resolve every path" in done.stderr
     rows = json.loads((workdir / "results" / "validation" / "summary.json").read_text())["files"]
@@ -75,8 +75,13 @@ def test_splits_all_builds_the_train_split_and_every_train_data_path_resolves(wo
     ]  # fmt: skip
 
 
-def test_deleting_a_raw_file_is_seen_on_the_next_run(workdir):
+def test_deleting_a_raw_file_is_seen_on_the_next_run(tmp_path, demo_template):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    demo_with_raw_of(workdir / "demo", demo_template, {"aptos2019"})  # APTOS built, the others raw missing
     _run(workdir)
+    assert (workdir / "demo" / "DATA_BASEDIR" / "2D_Images" / "APTOS").is_dir()
     (workdir / "demo" / "raw" / "aptos2019-blindness-detection" / "train_images" / "6cd606dc52e9.png").unlink()
     _run(workdir)
     check = json.loads((workdir / "results" / "check" / "sources" / "aptos2019.json").read_text())
