@@ -152,9 +152,9 @@ def test_full_scale_plan_stays_in_the_hundreds_of_jobs(tmp_path, demo_template):
     assert 200 <= total <= 400
 
 
-def _build_and_tree(workdir: Path) -> dict[str, str]:
-    _run(workdir, "--cores", "2")
-    return {k: v[0] for k, v in _state(workdir / "demo" / "DATA_BASEDIR").items()}
+def _tree(workdir: Path) -> dict[str, str]:
+    """The built DATA_BASEDIR by content, link targets relative to the workdir."""
+    return _strip_workdir({k: v[0] for k, v in _state(workdir / "demo" / "DATA_BASEDIR").items()}, workdir)
 
 
 def _strip_workdir(tree: dict, workdir: Path) -> dict:
@@ -165,10 +165,7 @@ def _strip_workdir(tree: dict, workdir: Path) -> dict:
 
 
 def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_template, built_demo):
-    reference_dir = built_demo.workdir  # the uninterrupted build of the same config
-    reference = _strip_workdir(
-        {k: v[0] for k, v in _state(reference_dir / "demo" / "DATA_BASEDIR").items()}, reference_dir
-    )
+    reference = _tree(built_demo.workdir)  # the uninterrupted build of the same config
 
     interrupted = _workdir(tmp_path / "interrupted", demo_template)
     process = subprocess.Popen(
@@ -182,7 +179,8 @@ def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_temp
     process.send_signal(signal.SIGINT)  # then the user presses Ctrl-C
     process.wait(timeout=120)
     assert process.returncode != 0
-    resumed = _strip_workdir(_build_and_tree(interrupted), interrupted)
+    _run(interrupted, "--cores", "2")
+    resumed = _tree(interrupted)
     assert resumed == reference
     assert not [p for p in (interrupted / "demo" / "DATA_BASEDIR").rglob("*.part")]  # no half files left
 
