@@ -701,7 +701,10 @@ def _args_attest(p) -> None:
     p.add_argument(
         "--out", help="the fingerprint file to write (with --compare and a tree: default RESULTS/attest/mine.tsv)"
     )
-    p.add_argument("--compare", metavar="THEIRS", help="fingerprint file to compare with (exit 1 on any difference)")
+    p.add_argument(
+        "--compare", metavar="THEIRS", help="fingerprint file to compare with (or a pipe: -, <(command)); exit 1 "
+        "on any difference",
+    )  # fmt: skip
     p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
     p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
     p.add_argument("--limit", type=int, default=20, help="differing paths listed per kind (default 20)")
