@@ -388,7 +388,8 @@ def _print_validation(all_reports, states: dict, registry, data_basedir: Path, s
     from preprocess.reports import summaries
 
     print(summaries.validation_table(all_reports) if all_reports else "no task files found")
-    for show in (summaries.failures_text, summaries.warnings_text, summaries.unproduced_text):
+    shown = (summaries.failures_text, summaries.warnings_text, summaries.unloadable_text, summaries.unproduced_text)
+    for show in shown:
         text = show(all_reports)
         if text:
             print("\n" + text)

@@ -44,6 +44,8 @@ class JsonReport:
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
     unproduced: list[str] = field(default_factory=list)  # Train_Data paths absent that no conversion wrote
+    # records the evaluation's loader for the file's parser cannot read as published: {"record", "reason"}
+    unloadable: list[dict] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -176,6 +178,8 @@ def validate_file(
             report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
         return report
     report.warnings = records.mixed_types([row for _, row in rows]) if answers else []
+    if not jsonl:  # a warning, not a failure: the records stay as the release publishes them
+        report.unloadable = records.unloadable(rows, parser)
     for index, row in rows:
         problems = records.train_record_problems(row) if jsonl else records.task_record_problems(row, parser)
         if problems:

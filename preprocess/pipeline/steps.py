@@ -135,9 +135,9 @@ class Build:
             train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
         print(summaries.validation_table(found) if found else f"{chosen.key}: no task files")
-        unproduced = summaries.unproduced_text(found)
-        if unproduced:
-            print(unproduced)
+        for text in (summaries.unloadable_text(found), summaries.unproduced_text(found)):
+            if text:
+                print(text)
         files = [
             {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings, "unproduced": r.unproduced}
             for r in found
@@ -239,9 +239,13 @@ class Build:
 
     def eval_config(self, *, out: Path) -> dict[str, int]:
         """The evaluation's config files for the task files built under DATA_BASEDIR."""
-        from preprocess.pipeline.evalconfig import write_eval_configs
+        from preprocess.pipeline.evalconfig import loader_warnings, write_eval_configs
 
-        return write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
+        counts = write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
+        unreadable = loader_warnings(self.registry, self.settings.data_basedir)
+        if unreadable:
+            print("\n".join([summaries.UNLOADABLE_NOTE, *(f"  {line}" for line in unreadable)]))
+        return counts
 
 
 def _conversions(built: list, subset, name: str | None) -> list:
@@ -327,9 +331,9 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     failures = summaries.failures_text(all_reports)
     if failures:
         text += "\n\nFailures:\n" + failures
-    warnings = summaries.warnings_text(all_reports)
-    if warnings:
-        text += "\n\n" + warnings
+    for warnings in (summaries.warnings_text(all_reports), summaries.unloadable_text(all_reports)):
+        if warnings:
+            text += "\n\n" + warnings
     unproduced = summaries.unproduced_text(all_reports)
     if unproduced:
         text += "\n\n" + unproduced
