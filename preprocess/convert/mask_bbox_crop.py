@@ -343,7 +343,7 @@ def _class_name(classes: list[str], category) -> str:
     crops a nucleus of an unknown category like any other, under that name."""
     try:
         number = int(category)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # None, text, NaN, infinity: the script names them as printed
         name = f"class_{category}"
     else:
         name = classes[number] if 0 <= number < len(classes) else f"class_{number}"
