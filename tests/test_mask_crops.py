@@ -343,6 +343,19 @@ def test_pannuke_vg_category_outside_the_five_classes_is_cropped_as_class_id(dem
         assert np.array_equal(_png(folder / name), picture[rows, cols]), name
 
 
+@pytest.mark.parametrize(
+    ("category", "name"),
+    [(5, "class_5"), (-1, "class_-1"), (None, "class_none"), (float("nan"), "class_nan"),
+     (float("inf"), "class_inf"), ("x y", "class_x_y")],
+)  # fmt: skip
+def test_pannuke_vg_class_name_of_any_category(category, name):
+    """get_class_name (CLASS_MAP, else class_<int(id)>, else class_<id as printed>), lower-cased, then runs of
+    other characters than word, '-' and '.' as one '_'."""
+    from preprocess.convert.mask_bbox_crop import _class_name
+
+    assert _class_name(["neoplastic", "inflammatory", "connective", "dead", "epithelial"], category) == name
+
+
 # --- the demo's task JSONs -----------------------------------------------------------------------------------
 
 
