@@ -496,7 +496,7 @@ def _open(path: Path):
             try:
                 kind = os.fstat(fd).st_mode
                 if stat.S_ISDIR(kind):
-                    raise FingerprintFileError(f"{path} is a folder: give --compare a fingerprint file")
+                    raise FingerprintFileError(f"{path} is a folder, not a fingerprint file")
                 if stat.S_ISFIFO(kind):
                     _wait_for_writer(path, fd)
                 os.set_blocking(fd, True)
