@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from preprocess.errors import UnsafePathError
+from preprocess.formats.fsutil import safe_relative
+
 _TEXT = "a string"
 _TEXT_OR_LIST = "a string or a list of strings"
 _PATHS = "a list of strings or of lists of strings"
@@ -88,6 +91,16 @@ def task_record_images(index: int, record: dict, parser: str | None = None) -> l
     """The image paths of a record that its parser opens (empty strings are placeholders, not paths)."""
     _, image_fields = PARSERS.get(parser, UNKNOWN_PARSER)
     return [ImageRef(index, name, path) for name in image_fields for path in _flatten(record.get(name)) if path != ""]
+
+
+def unsafe_path(ref: ImageRef) -> str | None:
+    """Why an image path of a record names no file under its root (validate's `unsafe`: absolute, climbing out
+    with '..', a NUL or backslash, a part over 255 bytes), or None. A conversion makes no such path."""
+    try:
+        safe_relative(ref.path, ref.field)
+    except UnsafePathError as exc:
+        return str(exc)
+    return None
 
 
 def train_record_problems(record) -> list[str]:
