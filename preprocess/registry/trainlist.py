@@ -121,23 +121,28 @@ def file_names(path: Path, trees: ImageTrees) -> FileNames:
     """The subsets a Train_Data file names (an unreadable file names none, and says why: `problem`)."""
     try:
         stat = os.stat(path)
-        key = (trees.prefixes, str(path), stat.st_mtime_ns, stat.st_size)
-        if key not in _INDEX:
-            found: dict[str, None] = {}
-            stray = False
-            for number, record in read_lines(path):
-                if isinstance(record, dict):
-                    for ref in records.train_record_images(number, record):
-                        owner = trees.subset_of(ref.path)
-                        stray |= owner is None
-                        if owner is not None:
-                            found.setdefault(owner, None)
-            _INDEX[key] = FileNames(tuple(found), stray)
-        return _INDEX[key]
+    except OSError:  # a link to nothing: the reader names the link
+        return FileNames((), False, releasefile.problem(path, jsonl=True))
+    key = (trees.prefixes, str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _INDEX:
+        _INDEX[key] = _names(path, trees)
+    return _INDEX[key]
+
+
+def _names(path: Path, trees: ImageTrees) -> FileNames:
+    found: dict[str, None] = {}
+    stray = False
+    try:
+        for number, record in read_lines(path):
+            if isinstance(record, dict):
+                for ref in records.train_record_images(number, record):
+                    owner = trees.subset_of(ref.path)
+                    stray |= owner is None
+                    if owner is not None:
+                        found.setdefault(owner, None)
     except releasefile.ReleaseFileError as exc:
         return FileNames((), False, str(exc))
-    except OSError:  # a link to nothing: stat fails where the reader would name the link
-        return FileNames((), False, releasefile.problem(path, jsonl=True))
+    return FileNames(tuple(found), stray)
 
 
 def registered_subset(data_basedir: Path, registry: Registry, path: Path) -> str | None:
