@@ -137,3 +137,16 @@ def test_unsafe_record_paths_are_bad_items_named_by_task_file_and_record(demo, t
         "test_images/liver/slide_A12.jpg",
         "test_images/liver/slide_B07.png",
     ]
+
+
+def test_an_absolute_train_data_path_is_a_bad_item_of_the_subset_it_names(demo):
+    """A Train_Data path is relative to DATA_BASEDIR; an absolute one is no path of the build (validate: unsafe),
+    yet the subset it names answers for it: its train conversion lists it instead of passing over it."""
+    train = demo / "DATA_BASEDIR" / TRAIN
+    with open(train, "a", encoding="utf-8") as handle:  # its fifth line, record 4
+        handle.write(json.dumps({"messages": [], "images": ["/2D_Images/PathVQA/train_images/lung/x.png"]}) + "\n")
+    registry = load_registry(demo / "registry-overrides.yaml")
+    named = releasenames.named_records(demo / "DATA_BASEDIR", registry, registry.subset("PathVQA"), releasenames.TRAIN)
+    reason = "images: absolute path '/2D_Images/PathVQA/train_images/lung/x.png' is not allowed (paths are relative)"
+    assert releasenames.unsafe_items(named) == [(f"{train} record 4", f"{train} record 4: {reason}")]
+    assert "2D_Images/PathVQA/train_images/lung/x.png" not in {path for record in named for path in record.paths}

@@ -59,9 +59,9 @@ def task_records(data_basedir: Path, subset) -> Iterator[NamedRecord]:
         for number, row in enumerate(rows):
             if isinstance(row, dict):
                 refs = records.task_record_images(number, row, task.parser)
-                unsafe = tuple(filter(None, (records.unsafe_path(ref) for ref in refs)))
-                paths = tuple(_normal(f"{root}/{ref.path}") for ref in refs if records.unsafe_path(ref) is None)
-                yield NamedRecord(path, number, row, paths, unsafe)
+                judged = [(ref, records.unsafe_path(ref)) for ref in refs]
+                paths = tuple(_normal(f"{root}/{ref.path}") for ref, why in judged if why is None)
+                yield NamedRecord(path, number, row, paths, tuple(why for _, why in judged if why is not None))
 
 
 def unreadable(data_basedir: Path, registry, subset, side: str) -> list[str]:

@@ -182,8 +182,9 @@ def records_for(data_basedir: Path, registry: Registry, subset: Subset) -> Itera
             if not isinstance(record, dict):
                 continue
             refs = [r for r in records.train_record_images(number, record) if trees.subset_of(r.path) == subset.key]
-            unsafe = tuple(filter(None, (records.unsafe_path(ref) for ref in refs)))
-            paths = tuple(normalise(ref.path) for ref in refs if records.unsafe_path(ref) is None)
+            judged = [(ref, records.unsafe_path(ref)) for ref in refs]
+            paths = tuple(normalise(ref.path) for ref, why in judged if why is None)
+            unsafe = tuple(why for _, why in judged if why is not None)
             if paths or unsafe:
                 yield TrainRecord(path, number, record, paths, unsafe)
 
