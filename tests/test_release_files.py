@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, demo_config_file, demo_settings
-from preprocess.checks import validate
+from preprocess.checks import attest, validate
 from preprocess.pipeline import steps
 from preprocess.registry import releasenames
 from preprocess.registry.loader import load_registry
@@ -74,6 +74,10 @@ def test_a_task_json_that_exists_but_cannot_be_read_says_what_is_wrong(demo, mak
     lines = releasenames.missing(demo / "DATA_BASEDIR", registry, registry.subset("PathVQA"), releasenames.TEST)
     assert len(lines) == 1 and lines[0].startswith(f"release: {TASK} cannot be read: {problem}"), lines
     assert lines[0].endswith("; replace it with the benchmark release's file") and "download" not in lines[0]
+    # attest leaves the file out with the same words (its fingerprints are of the images the others name)
+    subset = registry.subset("PathVQA")
+    named = attest.named_images(registry, subset, demo / "DATA_BASEDIR", None, train=False)
+    assert len(named.unreadable_files) == 1 and named.unreadable_files[0].startswith(f"{TASK}: {problem}")
 
 
 def test_a_fifo_or_dangling_link_train_jsonl_is_listed(demo):
