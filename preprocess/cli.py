@@ -272,7 +272,8 @@ def cmd_check(args) -> int:
         for line in releasenames.missing_for_build(registry, subset, settings)
     ]
     if release:
-        print("\nRelease files missing (they alone name the images of record-driven subsets):\n" + "\n".join(release))
+        heading = "Release files missing or unreadable (they alone name the images of record-driven subsets):"
+        print(f"\n{heading}\n" + "\n".join(release))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
 

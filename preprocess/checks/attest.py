@@ -247,7 +247,7 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
     named = Named(subset)
     for task in subset.tasks:
         path = task_folder / task.file
-        if not path.is_file():
+        if not os.path.lexists(path):  # a FIFO or a link to nothing is named below, not passed over
             continue
         root = layout.task_image_root(data_basedir, task) or task_folder
         try:

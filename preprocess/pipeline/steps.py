@@ -9,13 +9,13 @@ from pathlib import Path
 
 from preprocess.checks import validate
 from preprocess.checks.plan import (
-    RELEASE_MISSING,
     SKIP,
     SubsetPlan,
     explain_blocked,
     plan_from_json,
     plan_subsets,
     plan_to_json,
+    release_reason,
 )
 from preprocess.checks.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.checks.validate import Failure, JsonReport
@@ -124,7 +124,7 @@ class Build:
         data_basedir = Path(self.settings.data_basedir)
         release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
         if release:
-            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release)]))
+            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
 
     def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
         """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""

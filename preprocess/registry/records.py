@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from preprocess.errors import UnsafePathError
+from preprocess.formats.fsutil import safe_relative
+
 _TEXT = "a string"
 _TEXT_OR_LIST = "a string or a list of strings"
 _PATHS = "a list of strings or of lists of strings"
@@ -157,6 +160,16 @@ def _joined(value, walk: str, record: dict):
     else:
         for group in value:
             yield from group if isinstance(group, list) else [group]
+
+
+def unsafe_path(ref: ImageRef) -> str | None:
+    """Why an image path of a record names no file under its root (validate's `unsafe`: absolute, climbing out
+    with '..', a NUL or backslash, a part over 255 bytes), or None. A conversion makes no such path."""
+    try:
+        safe_relative(ref.path, ref.field)
+    except UnsafePathError as exc:
+        return str(exc)
+    return None
 
 
 def train_record_problems(record) -> list[str]:
