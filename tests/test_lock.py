@@ -185,3 +185,12 @@ def test_the_demo_built_with_use_conda_holds_the_committed_pixels(tmp_path):
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout[-3000:] + compared.stderr[-2000:]
     assert "the trees hold the same pixels" in compared.stdout
+
+
+def test_the_reference_tools_take_torch_from_the_cpu_wheel_index():
+    """tests/requirements-reference.txt (make .venv/.reference): PyPI's Linux torch is the CUDA build (several GB);
+    PyTorch's CPU index is added to PyPI, not put in its place (the other packages are PyPI's)."""
+    lines = [line.strip() for line in (REPO / "tests" / "requirements-reference.txt").read_text().splitlines()]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert not any(line.startswith(("--index-url", "-i ", "--no-index")) for line in lines)
+    assert any(re.fullmatch(r"torch==[0-9.]+", line) for line in lines)  # matches the index's `+cpu` build
