@@ -1,5 +1,6 @@
 """One error family: every message says what failed, where, and what to do."""
 
+import sys
 from typing import NoReturn
 
 
@@ -43,6 +44,4 @@ def stop_workflow(error: Exception) -> NoReturn:
     """End a Snakemake run on a configuration error found while the Snakefile is read, with the error's message
     alone: raised as a WorkflowError, Snakemake adds the Snakefile's name, line and a traceback line, which say
     nothing about the user's config."""
-    import sys
-
     sys.exit(f"Error: {error}")
