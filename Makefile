@@ -15,9 +15,11 @@ $(BIN)/snakemake: pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-# The MedMNIST reference tool for the tests and benchmarks (see tests/requirements-reference.txt).
+# The MedMNIST reference tool for the tests and benchmarks (see tests/requirements-reference.txt). The file adds
+# PyTorch's CPU wheel index; where that index cannot be reached, pip retries it for each of the file's 20
+# packages: five retries took 2 min 39 s in all on a machine that reaches PyPI alone, two retries 19 s.
 $(VENV)/.reference: tests/requirements-reference.txt $(BIN)/snakemake
-	$(BIN)/python -m pip install --quiet -r tests/requirements-reference.txt
+	$(BIN)/python -m pip install --quiet --retries 2 -r tests/requirements-reference.txt
 	$(BIN)/python -m pip install --quiet --no-deps medmnist==3.0.2
 	touch $@
 

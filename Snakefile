@@ -2,11 +2,10 @@
 # Stages: check each raw source -> plan what can be built -> convert -> validate every task JSON -> attest.
 
 
-from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
-from preprocess.errors import ConfigError
-from preprocess.registry.loader import check_schema
+from preprocess.errors import ConfigError, stop_workflow
+from preprocess.registry.config import check_config
 
 min_version("9.0")
 
@@ -20,13 +19,12 @@ if not workflow.overwrite_configfiles:
 
 # Checked against workflow/schemas/config.schema.yaml (the package's schema, which the CLI reads too) without
 # filling in defaults (the config the summary records is the one the user wrote), by the CLI's checker: one
-# line per wrong key, where Snakemake's validate() prints the whole schema.
+# line per wrong key (a misspelt one with the key it is close to), where Snakemake's validate() prints the whole
+# schema.
 try:
-    check_schema(
-        dict(config), "config.schema.yaml", "the configuration", error=ConfigError
-    )
+    check_config(dict(config))
 except ConfigError as exc:
-    raise WorkflowError(str(exc)) from None
+    stop_workflow(exc)
 
 
 include: "workflow/rules/common.smk"

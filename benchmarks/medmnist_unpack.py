@@ -7,6 +7,9 @@ and val splits hold one image each, so the reference tool (which writes every sp
 Every run is a whole process (start-up included: imports, registry, the cached raw check) writing into a new
 folder; runs are interleaved and medians reported. "unpacking s" is the pipeline's own timing of its
 conversion (the "wrote N entries in X s" line of its log): reading the npz, encoding, writing, the manifest.
+"file creation us" is the cost of creating one small file on the output disk, measured before and after each
+case's runs: 30-60 us on a quiet ext4 disk, more while another process creates or deletes files (the runs
+write one file per image, so their figures carry that cost; the wait for a quiet disk is bounded, timing.py).
 
     python benchmarks/medmnist_unpack.py [--repeats 3] [--out benchmarks/out/medmnist] [--cases blood28,...]
 """
@@ -25,7 +28,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from timing import build_seconds, fresh_folders, pinned, require_tool, timed  # noqa: E402
+from timing import build_seconds, file_creation_us, fresh_folders, pinned, require_tool, timed  # noqa: E402
 
 from preprocess.checks.register import observed_files  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
@@ -106,15 +109,20 @@ def main() -> None:
             # Untimed: the raw check's MD5 of the npz is cached (as in a workflow run, where it is a job of
             # its own), and the archive is in the page cache for both tools.
             timed(runs["pipeline, 1 worker (1 core)"](next(folders)))
+            creation_us = [file_creation_us(next(folders))]
             for _ in range(args.repeats):  # interleaved, so drift of the machine hits all alike
                 for name, command in runs.items():
                     wall, log = timed(command(next(folders)))
                     seconds[name].append(wall)
                     unpacking[name].append(build_seconds(log))
                     print(f"{key} {name}: {wall:.2f} s whole, {unpacking[name][-1]} s unpacking", file=sys.stderr)
-            rows += table_rows(case.label, case.count, seconds, unpacking)
-    print("| images | tool | whole process s | images/s | vs medmnist | vs 1 worker | unpacking s | vs 1 worker |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+            creation_us.append(file_creation_us(next(folders)))
+            rows += table_rows(case.label, case.count, seconds, unpacking, creation_us)
+    print(
+        "| images | tool | whole process s | images/s | vs medmnist | vs 1 worker | unpacking s | vs 1 worker "
+        "| file creation us |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
 
@@ -134,7 +142,8 @@ def reference(root: Path, case: Case, out: Path) -> list[str]:
     return command if case.size == "28" else [*command, f"--size={case.size}"]
 
 
-def table_rows(label: str, count: int, seconds: dict, unpacking: dict) -> list[tuple]:
+def table_rows(label: str, count: int, seconds: dict, unpacking: dict, creation_us: list[float]) -> list[tuple]:
+    """One row per tool: medians of its runs, and the cost of creating a file before and after the case's runs."""
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     base = count / medians["medmnist save (1 core)"]
     one = medians["pipeline, 1 worker (1 core)"]
@@ -152,6 +161,7 @@ def table_rows(label: str, count: int, seconds: dict, unpacking: dict) -> list[t
                 f"{one / median:.2f}x",
                 "-" if inner is None else f"{inner:.2f}",
                 "-" if inner is None else f"{one_unpacking / inner:.2f}x",
+                " / ".join(f"{us:.0f}" for us in creation_us),
             )
         )
     return rows

@@ -101,16 +101,34 @@ def file_creation_us(folder: Path, count: int = 2000) -> float:
     return (time.perf_counter() - started) / count * 1e6
 
 
-def settle(probe: Path, limit_us: float = 60.0, patience_s: float = 600.0) -> None:
-    """Wait until creating a file costs less than `limit_us` again (see `fresh_folders`), at most `patience_s`."""
-    started = time.monotonic()
+SETTLE_PAUSE_S = 30
+SETTLE_PATIENCE_S = 90
+
+
+def settle(probe: Path, limit_us: float = 60.0, patience_s: float = SETTLE_PATIENCE_S) -> float:
+    """Wait until creating a file costs less than `limit_us` again (see `fresh_folders`), pausing at most
+    `patience_s` in all; return the last cost. Recent deletions settle within that; another process that keeps
+    creating files may not for as long as it runs, so the benchmark then measures anyway and prints the cost
+    beside its figures (`file_creation_us` again, per case) instead of waiting on it."""
+    waited = 0.0
     for attempt in itertools.count():
         cost = file_creation_us(probe / str(attempt))
-        if cost < limit_us or time.monotonic() - started > patience_s:
+        if cost < limit_us:
             print(f"file creation: {cost:.0f} us per file", file=sys.stderr)
-            return
-        print(f"file creation costs {cost:.0f} us per file (recent deletions?): waiting 30 s", file=sys.stderr)
-        time.sleep(30)
+            return cost
+        if waited + SETTLE_PAUSE_S > patience_s:
+            print(
+                f"file creation still costs {cost:.0f} us per file (over {limit_us:.0f}) after {waited:.0f} s: "
+                "measuring anyway; the figures carry that cost (printed beside them)",
+                file=sys.stderr,
+            )
+            return cost
+        print(
+            f"file creation costs {cost:.0f} us per file (recent deletions?): waiting {SETTLE_PAUSE_S} s",
+            file=sys.stderr,
+        )
+        time.sleep(SETTLE_PAUSE_S)
+        waited += SETTLE_PAUSE_S
 
 
 def pinned(command: list[str], cpus: str) -> list[str]:

@@ -236,7 +236,7 @@ def _source_text(source, users) -> str:
 def _check(args):
     from preprocess.pipeline import steps
 
-    settings = _settings(args, basedir="read" if args.data_basedir else None)
+    settings = _settings(args, basedir="read")  # the release's task files are read there
     registry = settings.registry()
     for name in args.source or []:
         _source(registry, name)
@@ -305,10 +305,12 @@ def cmd_plan(args) -> int:
     from dataclasses import asdict
 
     from preprocess.pipeline import estimate
+    from preprocess.registry import splits
 
     started = time.monotonic()
-    settings = _settings(args)
+    settings = _settings(args, basedir="read")  # the release's task files name the items of some subsets
     registry = settings.registry()
+    splits.check_keys(settings, registry)  # as a build would: a misspelt `shards` key is not ignored
     plans = estimate.raw_plans(settings, registry)
     found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), plans=plans)
     if args.json:
@@ -610,10 +612,15 @@ def cmd_eval_config(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from preprocess.demo import write_demo
+    from preprocess.demo import is_current, write_demo
 
+    kept = is_current(Path(args.directory)) and not args.force
     out = write_demo(Path(args.directory), force=args.force)
-    print(f"demo written to {out}: raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}")
+    where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
+    if kept:
+        print(f"demo in {out} kept as it is (this version wrote it; --force writes it again): {where}")
+    else:
+        print(f"demo written to {out}: {where}")
     return 0
 
 

@@ -1,5 +1,8 @@
 """One error family: every message says what failed, where, and what to do."""
 
+import sys
+from typing import NoReturn
+
 
 class PreprocessError(Exception):
     """Base of every error this package raises on purpose."""
@@ -35,3 +38,10 @@ def did_you_mean(name: str, candidates) -> str:
 
     close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
     return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def stop_workflow(error: Exception) -> NoReturn:
+    """End a Snakemake run on a configuration error found while the Snakefile is read, with the error's message
+    alone: raised as a WorkflowError, Snakemake adds the Snakefile's name, line and a traceback line, which say
+    nothing about the user's config."""
+    sys.exit(f"Error: {error}")

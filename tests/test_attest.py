@@ -450,3 +450,18 @@ def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_dig
     assert f'<code data-fingerprint="tree">{tree}</code>' in front
     for subset, digest in subsets.items():
         assert f"<td>{subset}</td>" in front and f"<code>{digest}</code>" in front
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_the_fingerprint_file_follows_the_umask_as_every_other_result(tmp_path, umask, mode):
+    """Fingerprints are meant to be published: readable by whom the umask lets read the other results."""
+    from preprocess.checks import attest
+
+    out = tmp_path / "results" / "fingerprints.tsv"
+    previous = os.umask(umask)
+    try:
+        attest.merge([], out)  # the workflow's per-subset files merged: here none, a header alone
+    finally:
+        os.umask(previous)
+    assert oct(out.stat().st_mode & 0o777) == oct(mode)
+    assert [path.name for path in out.parent.iterdir()] == ["fingerprints.tsv"]  # no temporary left beside it

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from preprocess.demo import LEFT_OUT, RELEASE, releases
 from preprocess.registry.loader import load_registry
 
+TRAIN_TSV = Path(__file__).parent / "data" / "train-jsonl.tsv"  # the training config's list (its Train.yaml)
 TASK_FILES = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.rglob("*.json"))
 
 
@@ -54,6 +56,15 @@ def test_train_jsonl_lines_have_chat_records_and_relative_images():
                 image.startswith("./2D_Images/") or image.startswith("./3D_Images/") for image in record["images"]
             )
             assert not any(os.path.isabs(image) for image in record["images"])
+
+
+def test_every_demo_train_jsonl_is_named_as_the_training_config_names_it():
+    """The demo is literal release data: its Train_Data files carry the names the training config reads."""
+    rows = [line.split("\t")[0] for line in TRAIN_TSV.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
+    config = {row.removeprefix("./") for row in rows}
+    shipped = {p.relative_to(RELEASE / "Train_Data").as_posix() for p in RELEASE.rglob("*.jsonl")}  # the package's
+    assert shipped
+    assert sorted(shipped - config) == []
 
 
 def test_the_demo_is_the_same_bytes_every_time(tmp_path, demo_template):

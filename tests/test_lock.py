@@ -1,6 +1,7 @@
 """The lock file is the environment the tests and the demo run in: every dependency of pyproject.toml (and of
 its dev extra) is pinned there to one version inside the declared range, with hashes, and `make` installs it.
-The conda environment of the workflow's jobs (workflow/envs/preprocess.yaml) holds the same versions."""
+The conda environment of the workflow's jobs (workflow/envs/preprocess.yaml) and the users' one at the top
+(environment.yml) hold the same versions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 import yaml
@@ -67,33 +69,41 @@ def test_the_makefile_installs_the_lock_and_the_package_without_resolving_again(
 # --- the conda environment of the jobs ---------------------------------------------------------------------
 
 
-def _conda_env() -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """(channels, conda-forge name -> pinned version, PyPI name -> pinned version) of the jobs' environment; every
-    entry but python and pip must be an exact pin."""
-    environment = yaml.safe_load(CONDA_ENV.read_text(encoding="utf-8"))
+def _conda_env(path: Path = CONDA_ENV) -> tuple[list[str], dict[str, str], dict[str, str], list[str]]:
+    """(channels, conda-forge name -> pinned version, PyPI name -> pinned version, pip's other lines) of a conda
+    environment file; every entry but python and pip must be an exact pin."""
+    environment = yaml.safe_load(path.read_text(encoding="utf-8"))
     conda: dict[str, str] = {}
     pip: dict[str, str] = {}
+    other: list[str] = []
     for entry in environment["dependencies"]:
         if isinstance(entry, dict):
             assert list(entry) == ["pip"], f"unexpected subsection {list(entry)}"
             for line in entry["pip"]:
                 match = PIP_PIN.match(line)
-                assert match, f"pip: {line!r} is not an exact pin `name==version`"
-                pip[canonicalize_name(match.group(1))] = match.group(2)
+                if match:
+                    pip[canonicalize_name(match.group(1))] = match.group(2)
+                else:
+                    other.append(line)
         elif entry.startswith("python=") or entry == "pip":
             conda[entry.split("=")[0]] = entry.partition("=")[2]
         else:
             match = CONDA_PIN.match(entry)
             assert match, f"{entry!r} is not an exact conda pin `name=version`"
             conda[match.group(1)] = match.group(2)
-    return environment["channels"], conda, pip
+    return environment["channels"], conda, pip, other
 
 
-def test_the_conda_environment_holds_the_lock_versions_of_every_runtime_dependency():
+def _runtime() -> set[str]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    runtime = {canonicalize_name(Requirement(text).name) for text in project["dependencies"]}
+    return {canonicalize_name(Requirement(text).name) for text in project["dependencies"]}
+
+
+def _pinned_at_the_lock(path: Path) -> tuple[dict[str, str], list[str]]:
+    """Every pin of the environment file `path` (PyPI name -> version) after checking its channels, its Python
+    and each pin against requirements.lock; and pip's lines that are not pins."""
     locked = _locked()
-    channels, conda, pip = _conda_env()
+    channels, conda, pip, other = _conda_env(path)
     assert channels == ["conda-forge", "nodefaults"]
     lock_python = re.search(r"--python-version (\S+)", (REPO / "Makefile").read_text(encoding="utf-8")).group(1)
     assert conda.pop("python") == f"{lock_python}.*", "the environment's Python is not the one the lock is for"
@@ -102,16 +112,39 @@ def test_the_conda_environment_holds_the_lock_versions_of_every_runtime_dependen
     from_conda = {canonicalize_name(pypi_names.get(name, name)): version for name, version in conda.items()}
     assert not from_conda.keys() & pip.keys(), "a package is both in conda's list and in pip's"
     pinned = from_conda | pip
-    for name in sorted(runtime - NOT_IN_JOBS):
+    for name, version in sorted(pinned.items()):
+        assert name in locked, f"{path.name}: {name} is in the environment but not in requirements.lock"
+        assert version == locked[name][0], f"{path.name}: {name} is {version}; requirements.lock has {locked[name][0]}"
+    return pinned, other
+
+
+def test_the_conda_environment_holds_the_lock_versions_of_every_runtime_dependency():
+    pinned, other = _pinned_at_the_lock(CONDA_ENV)
+    for name in sorted(_runtime() - NOT_IN_JOBS):
         where = f"{CONDA_FORGE_NAMES.get(name, name)} (conda-forge) or {name} (pip:)"
         assert name in pinned, f"{name} is a runtime dependency in pyproject.toml but the environment lacks it: {where}"
     assert not pinned.keys() & NOT_IN_JOBS, "Snakemake runs outside the jobs' environment"
-    for name, version in sorted(pinned.items()):
-        assert name in locked, f"{name} is in the conda environment but not in requirements.lock"
-        assert version == locked[name][0], f"{name} is pinned to {version}; requirements.lock has {locked[name][0]}"
-    # Snakemake copies the file elsewhere to create the environment, so nothing in it may name this checkout: the
-    # exact pins above leave no room for `-e .`, a path or a URL, and the package itself is not among them
-    assert canonicalize_name(project["name"]) not in pinned
+    # Snakemake copies the file elsewhere to create the environment, so nothing in it may name this checkout:
+    # only exact pins, no `-e .`, path or URL, and the package itself is not among them
+    assert other == []
+    assert "medheb-preprocess" not in pinned
+
+
+def test_the_users_conda_environment_at_the_top_holds_the_lock_versions_snakemake_and_the_package():
+    """environment.yml (the design card's top level, `conda env create -f environment.yml`): every runtime
+    dependency at the lock's version, Snakemake and its SLURM plugin among them, and the package from the checkout;
+    the jobs' file is the same with those three left out."""
+    user = REPO / "environment.yml"
+    pinned, other = _pinned_at_the_lock(user)
+    assert sorted(set(_runtime()) - pinned.keys()) == [], "runtime dependencies missing from environment.yml"
+    assert other == ["-e ."], "the package itself, editable from the checkout that environment.yml is at the top of"
+    assert yaml.safe_load(user.read_text(encoding="utf-8"))["name"] == "medheb-preprocess"
+    _, user_conda, user_pip, _ = _conda_env(user)
+    _, jobs_conda, jobs_pip, _ = _conda_env(CONDA_ENV)
+    assert user_conda == jobs_conda, "the two files take a package from conda-forge alike"
+    assert {name: version for name, version in user_pip.items() if name not in NOT_IN_JOBS} == jobs_pip
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "conda env create -f environment.yml" in readme
 
 
 def test_every_rule_runs_in_that_environment():
@@ -152,3 +185,12 @@ def test_the_demo_built_with_use_conda_holds_the_committed_pixels(tmp_path):
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout[-3000:] + compared.stderr[-2000:]
     assert "the trees hold the same pixels" in compared.stdout
+
+
+def test_the_reference_tools_take_torch_from_the_cpu_wheel_index():
+    """tests/requirements-reference.txt (make .venv/.reference): PyPI's Linux torch is the CUDA build (several GB);
+    PyTorch's CPU index is added to PyPI, not put in its place (the other packages are PyPI's)."""
+    lines = [line.strip() for line in (REPO / "tests" / "requirements-reference.txt").read_text().splitlines()]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert not any(line.startswith(("--index-url", "-i ", "--no-index")) for line in lines)
+    assert any(re.fullmatch(r"torch==[0-9.]+", line) for line in lines)  # matches the index's `+cpu` build

@@ -70,6 +70,8 @@ def test_a_user_configfile_replaces_the_shipped_one(tmp_path, demo):
     assert not {"demo", "shards", "progress_interval"} & set(used)
     plan = json.loads((workdir / "results" / "plan.json").read_text())
     assert [p["subset"] for p in plan] == ["2D_Task/APTOS"]
+    summary = (workdir / "results" / "validation" / "summary.txt").read_text(encoding="utf-8")
+    assert "subsets not built" not in summary and "Every selected subset is built." in summary  # no empty list
 
 
 def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_path, demo):
@@ -83,6 +85,7 @@ def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_pat
     assert done.returncode != 0
     assert f"'{record['qry_img_path']}' no such file" in done.stderr
     assert "Validation failed" in done.stderr and "raw downloads" not in done.stderr.split("Validation failed")[1]
+    assert "A built file deleted or changed since: `--forcerun convert` builds the missing ones again" in done.stderr
     again = subprocess.run([*command, "--cores", "2"], capture_output=True, text=True)  # no "Nothing to be done"
     assert again.returncode != 0 and "Nothing to be done" not in again.stdout + again.stderr
     report = workdir / "report.html"
@@ -91,6 +94,9 @@ def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_pat
     front = _front_page(report.read_text(encoding="utf-8"))
     assert record["qry_img_path"] in front and "Failed: paths that do not resolve" in front
     assert _counts(front) == {"built": 0, "not_built": 0, "failed": 1, "bad_items": 0}
+    # the hint's advice: the convert step writes the deleted image again, and the run passes
+    rebuilt = subprocess.run([*command, "--cores", "2", "--forcerun", "convert"], capture_output=True, text=True)
+    assert rebuilt.returncode == 0 and image.is_file(), rebuilt.stderr[-3000:]
 
 
 def _front_page(report_html: str) -> str:
@@ -116,6 +122,62 @@ def test_cli_reads_config_yaml_of_the_working_directory_with_paths_relative_to_i
     # --config: the same relative paths, still against the working directory (not the file's folder)
     done = _cli("check", "--source", "aptos2019", "--quiet", "--config", "elsewhere/c.yaml", cwd=tmp_path)
     assert re.search(r"aptos2019\s+present", done.stdout), done.stderr
+
+
+# --- a newcomer's smaller edges (issue 36) -------------------------------------------------------------
+
+
+def test_check_and_plan_stop_on_a_data_basedir_that_does_not_exist(tmp_path, demo):
+    absent = tmp_path / "nowhere"
+    config = demo_config_file(demo, tmp_path / "c.yaml", data_basedir=str(absent))
+    for command in ("check", "plan"):
+        done = _cli(command, "--config", str(config), cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stdout[-2000:])
+        assert done.stderr == (
+            f"error: DATA_BASEDIR {absent} does not exist: create it, or fix data_basedir in the config "
+            "(or --data-basedir)\n"
+        )
+
+
+def test_a_misspelt_config_key_is_named_with_the_key_it_is_close_to(tmp_path, demo):
+    values = demo_values(demo)
+    values["subset"] = values.pop("subsets")
+    (tmp_path / "c.yaml").write_text(json.dumps(values))
+    done = _cli("check", "--config", "c.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: unknown key in the configuration: 'subset' (did you mean subsets?);")
+
+
+def test_plan_refuses_a_misspelt_shards_key_as_a_build_does(tmp_path, demo):
+    config = demo_config_file(demo, tmp_path / "c.yaml", shards={"3D_Task/CT_RATES": 2})
+    done = _cli("plan", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "shards names unknown subset or conversion '3D_Task/CT_RATES' (did you mean 3D_Task/CT_RATE" in done.stderr
+
+
+def test_check_lists_for_download_only_sources_a_conversion_reads(tmp_path, demo):
+    """The demo has no MIMIC-CXR reports. Their only subset is a text subset, validated from its release file as
+    it is: nothing to download for it. USData, which a conversion reads, is in the list."""
+    users = [s for s in load_registry().subsets if "mimic_cxr_reports" in s.source_ids]
+    assert [(s.key, s.is_text) for s in users] == [("Text_Task/MIMIC_f2i", True)]
+    done = _cli("check", "--config", str(demo_config_file(demo, tmp_path / "c.yaml")), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^mimic_cxr_reports\s+missing", done.stdout, re.MULTILINE)  # its status is still shown
+    assert "## mimic_cxr_reports" not in done.stdout
+    assert "## usdata: missing" in done.stdout
+
+
+def test_a_second_demo_command_says_it_kept_the_folder(tmp_path, demo):
+    before = {path: path.stat().st_mtime_ns for path in demo.rglob("*")}
+    done = _cli("demo", str(demo), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"demo in {demo.resolve()} kept as it is") and "written to" not in done.stdout
+    assert {path: path.stat().st_mtime_ns for path in demo.rglob("*")} == before
+
+
+def test_the_guide_says_how_to_run_snakemake_outside_the_checkout():
+    for page in ("real-data.md", "commands.md"):
+        assert "-s /path/to/checkout/Snakefile" in (REPO / "docs" / "guide" / page).read_text(encoding="utf-8")
 
 
 # --- script-safe edges ---------------------------------------------------------------------------------

@@ -203,11 +203,11 @@ def test_the_workflow_refuses_overlapping_folders_before_any_job(copy):
     before = tree_digest(copy.demo)
     inside = _snakemake(workdir, f"data_basedir={copy.raw / 'aptos2019-blindness-detection' / 'out'}")
     assert inside.returncode != 0
-    assert re.search(r"the raw root \S+/raw holds DATA_BASEDIR \S+/out: .*three separate folders", inside.stdout)
+    assert re.search(r"the raw root \S+/raw holds DATA_BASEDIR \S+/out: .*three separate folders", inside.stderr)
     # the workflow's results folder is <workdir>/results: a raw root holding the working directory holds it
     results = _snakemake(workdir, f"raw_root={copy.tmp}", f"data_basedir={copy.tmp.parent / 'elsewhere'}")
     assert results.returncode != 0
-    assert re.search(r"the raw root \S+ holds the results folder results \(results is \S+/w/results\)", results.stdout)
+    assert re.search(r"the raw root \S+ holds the results folder results \(results is \S+/w/results\)", results.stderr)
     for done in (inside, results):
         assert "Traceback" not in done.stdout + done.stderr and "Job stats" not in done.stdout, done.stdout
     assert tree_digest(copy.demo) == before

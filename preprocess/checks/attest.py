@@ -54,7 +54,7 @@ import numpy as np
 
 from preprocess.checks import validate
 from preprocess.errors import PreprocessError, UnsafePathError
-from preprocess.formats.fsutil import file_digest, safe_relative
+from preprocess.formats.fsutil import atomic_write_with, file_digest, safe_relative
 from preprocess.formats.imagecheck import (
     Image,  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
 )
@@ -399,19 +399,16 @@ def _fingerprint_all(jobs: list[Job], workers: int) -> Iterator[Entry]:
 
 
 def _write_with_header(out: Path, body: Path, found: Attestation) -> None:
+    """The header, then the body's lines, written atomically with the umask's permissions, as every other result
+    (the fingerprints are meant to be published)."""
     import shutil
-    import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(header_text(found).encode("utf-8", ENCODING_ERRORS))
-            with open(body, "rb") as lines:
-                shutil.copyfileobj(lines, handle)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    def write(handle) -> None:
+        handle.write(header_text(found).encode("utf-8", ENCODING_ERRORS))
+        with open(body, "rb") as lines:
+            shutil.copyfileobj(lines, handle)
+
+    atomic_write_with(out, write)
 
 
 def header_text(found: Attestation) -> str:

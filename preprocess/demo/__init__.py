@@ -61,10 +61,15 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def is_current(directory: Path) -> bool:
+    """Whether `directory` holds a demo written by this version of the package (write_demo keeps it)."""
+    marker = Path(directory) / MARKER
+    return marker.is_file() and marker.read_text(encoding="utf-8").split()[-1:] == [fingerprint()]
+
+
 def require_demo(directory: Path) -> None:
     """Stop with what to run when the config builds the demo but its folder is absent or of another version."""
-    marker = Path(directory) / MARKER
-    if not marker.exists() or marker.read_text(encoding="utf-8").split()[-1] != fingerprint():
+    if not is_current(directory):
         raise PreprocessError(
             f"the demo in {directory} is not written yet (or was written by another version): run "
             f"`python -m preprocess demo {directory}` first (`make demo` does both), or set demo: null for real data"
@@ -75,8 +80,7 @@ def write_demo(directory: Path, force: bool = False) -> Path:
     """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically; an
     existing demo folder of this version is kept as it is."""
     directory = Path(directory).resolve()
-    marker = directory / MARKER
-    if marker.exists() and not force and marker.read_text(encoding="utf-8").split()[-1] == fingerprint():
+    if is_current(directory) and not force:
         return directory
     if directory.exists() and any(directory.iterdir()) and not (directory / MARKER).exists():
         raise PreprocessError(f"{directory} exists and is not a demo folder; choose an empty or new folder")

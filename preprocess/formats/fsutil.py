@@ -28,11 +28,17 @@ def _temporary(path: Path) -> tuple[int, str]:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary name in the same folder, then rename: readers never see half a file."""
+    atomic_write_with(path, lambda handle: handle.write(data))
+
+
+def atomic_write_with(path: Path, write) -> None:
+    """`write(handle)` into a temporary file beside `path` (opened "wb", with the umask's permissions), then
+    rename it to `path`: for a file too large to hold as bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

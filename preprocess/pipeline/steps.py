@@ -337,8 +337,11 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     unproduced = summaries.unproduced_text(all_reports)
     if unproduced:
         text += "\n\n" + unproduced
-    text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
-    text += "\n".join(f"  {line}" for line in skipped)
+    if skipped:
+        text += f"\n\n{len(skipped)} subsets not built (what to download: {instructions}):\n"
+        text += "\n".join(f"  {line}" for line in skipped)
+    else:
+        text += "\n\nEvery selected subset is built."
     if bad_items:
         text += f"\n\n{len(bad_items)} bad raw items skipped (on_bad_input: skip):\n"
         text += "\n".join(f"  {item['item']}: {item['problem'][:200]}" for item in bad_items)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.errors import ConfigError
+from preprocess.errors import ConfigError, did_you_mean
 from preprocess.registry.loader import Registry, SafeLoader, check_schema, load_registry, load_schema
 
 
@@ -55,6 +55,20 @@ def defaults() -> dict:
     return {key: copy.deepcopy(spec["default"]) for key, spec in properties.items() if "default" in spec}
 
 
+def check_config(values: dict) -> None:
+    """The configuration's keys and values against config.schema.yaml: a misspelt key first, by itself, with
+    the key it is close to (the schema's own message only says that it was unexpected)."""
+    known = load_schema("config.schema.yaml")["properties"]
+    unknown = [key for key in values if key not in known]
+    if unknown:
+        named = ", ".join(f"{key!r}{did_you_mean(str(key), known)}" for key in unknown)
+        raise ConfigError(
+            f"unknown key{'s' if len(unknown) > 1 else ''} in the configuration: {named}; the keys are those of "
+            "the shipped config.yaml (config.schema.yaml describes each)"
+        )
+    check_schema(values, "config.schema.yaml", "the configuration", error=ConfigError)
+
+
 # Settings fields that hold folders or files: resolved against the working directory.
 PATH_FIELDS = tuple(f.name for f in fields(Settings) if "Path" in str(f.type))
 
@@ -65,7 +79,7 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
     given = values.get("_raw_root_given", True)
     chosen = {k: v for k, v in values.items() if k != "_raw_root_given"}
     merged = {**defaults(), **{k: v for k, v in chosen.items() if v is not None or k not in defaults()}}
-    check_schema(merged, "config.schema.yaml", "the configuration", error=ConfigError)
+    check_config(merged)
     base = base_dir or Path.cwd()
     for key in PATH_FIELDS:
         if merged.get(key) is not None:

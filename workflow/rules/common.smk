@@ -11,11 +11,10 @@ from preprocess.registry import layout, splits
 from preprocess.checks import validate
 from preprocess.registry.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
-from preprocess.errors import PreprocessError
+from preprocess.errors import PreprocessError, stop_workflow
 from preprocess.checks.rawcheck import fingerprint
 from preprocess.formats.rawroot import require_apart
 from preprocess.registry.loader import GROUPS
-from snakemake.exceptions import WorkflowError
 
 RESULTS = layout.RESULTS
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
@@ -30,7 +29,7 @@ try:  # before any job: a wrong folder is one clear message, not a missing sourc
     REGISTRY = SETTINGS.registry()
     splits.check_keys(SETTINGS, REGISTRY)
 except PreprocessError as exc:
-    raise WorkflowError(str(exc)) from None
+    stop_workflow(exc)
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 ENTRY = "../scripts/step.py"
@@ -161,7 +160,9 @@ def print_failure_hint(log):
         print(
             "\nValidation failed: the paths above do not resolve (all of them in "
             "results/validation/summary.txt). `snakemake --report report.html` shows them on its first page. "
-            "After fixing the tree by hand, rerun with `--forcerun validate_subset`.",
+            "A built file deleted or changed since: `--forcerun convert` builds the missing ones again (with "
+            "--config 'subsets=[...]' for those subsets alone); after fixing the task files by hand: "
+            "`--forcerun validate_subset`.",
             file=sys.stderr,
         )
     else:
