@@ -53,7 +53,7 @@ def smooth_images(count: int, shape: tuple[int, ...], seed: int) -> np.ndarray:
     y, x = np.mgrid[0:height, 0:width].astype(np.float32)
     out = np.empty((count, *shape), np.uint8)
     for i in range(count):
-        fx, fy, phase = rng.uniform(0.01, 0.05, 2).tolist() + [rng.uniform(0, 6.3)]
+        fx, fy, phase = [*rng.uniform(0.01, 0.05, 2).tolist(), rng.uniform(0, 6.3)]
         field = 128 + 80 * np.sin(fx * x + phase) * np.cos(fy * y)
         noise = rng.normal(0, 12, shape).astype(np.float32)
         image = (field[..., None] if len(shape) == 3 else field) + noise
