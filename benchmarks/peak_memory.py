@@ -3,7 +3,7 @@ members, parquet row groups, zip members) is built at 1x and 4x the items, at th
 each run a fresh `python -m preprocess convert` process, and its peak RSS (ru_maxrss, the largest of the job's
 processes: forked helpers included) is printed with the ratio of the two. Flat memory means a ratio near 1.
 
-    python benchmarks/peak_memory.py [--items N] [--kinds medmnist_gray,...] [--keep DIR]
+    python benchmarks/peak_memory.py [--items N] [--kinds medmnist_gray,...] [--baseline ../main] [--keep DIR]
 
 Items per kind at 1x are N times the kind's factor below (default N=1); inputs (real sizes):
   medmnist_gray  npz_unpack_2d, OrganAMNIST test split at 224 px, uint8 gray (MedMNIST+), 2 workers
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -38,11 +39,13 @@ sys.path.insert(0, str(REPO))
 
 from preprocess.demo import write_demo  # noqa: E402
 
-# Runs the command given and prints the largest RSS (KiB) of it and every process it waited for.
+# Runs the command given and prints the largest RSS (KiB) of it and every process it waited for, and their CPU
+# seconds (user and system: on a shared machine a steadier measure of the work than the wall time).
 MEASURE = (
-    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "import resource, subprocess, sys; "
     "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.perf_counter() - t)"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(used.ru_maxrss, used.ru_utime + used.ru_stime)"
 )
 
 
@@ -149,9 +152,9 @@ KINDS = {
 }
 
 
-def run(template: Path, folder: Path, kind: str, items: int) -> tuple[int, float, int, int]:
-    """(peak RSS in KiB, seconds, raw input bytes, files written) of one conversion job on a fresh demo copy."""
-    writer, _, subset, conversion, workers = KINDS[kind]
+def prepare(template: Path, folder: Path, kind: str, items: int) -> Path:
+    """A fresh copy of the demo with the kind's input at `items` items, and its config.yaml."""
+    writer = KINDS[kind][0]
     demo = folder / f"{kind}-{items}"
     shutil.copytree(template, demo, symlinks=True)
     overrides_path = demo / "registry-overrides.yaml"
@@ -166,47 +169,67 @@ def run(template: Path, folder: Path, kind: str, items: int) -> tuple[int, float
         "verify_checksums": False,
     }
     (demo / "config.yaml").write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "preprocess", "convert", subset, "--config", str(demo / "config.yaml")]
+    return demo
+
+
+def run(prepared: Path, kind: str, code: Path) -> tuple[int, float, int]:
+    """(peak RSS in KiB, CPU seconds, files written) of one conversion job of `code` (a checkout) on a copy of
+    a prepared demo (its raw files are only read; its DATA_BASEDIR is written)."""
+    _, _, subset, conversion, workers = KINDS[kind]
+    demo = prepared.with_name(prepared.name + "-run")
+    shutil.copytree(prepared, demo, symlinks=True)
+    config = demo / "config.yaml"
+    config.write_text(config.read_text().replace(str(prepared), str(demo)))
+    (demo / "registry-overrides.yaml").write_text((prepared / "registry-overrides.yaml").read_text())
+    command = [sys.executable, "-m", "preprocess", "convert", subset, "--config", str(config)]
     command += ["--results", str(demo / "results"), "--workers", str(workers)]
     command += ["--conversion", conversion] if conversion else []
-    size = sum(p.stat().st_size for p in (demo / "raw").rglob("*") if p.is_file())
     before = sum(1 for p in (demo / "DATA_BASEDIR").rglob("*") if p.is_file())
-    # Run from the demo folder: `python -m` puts the working folder first on sys.path; PYTHONPATH picks the code.
+    # Run from the demo folder (`python -m` puts the working folder first on sys.path); PYTHONPATH picks the code.
+    environment = {**os.environ, "PYTHONPATH": str(code)}
     out = subprocess.run(
-        [sys.executable, "-c", MEASURE, *command], check=True, capture_output=True, text=True, cwd=demo
+        [sys.executable, "-c", MEASURE, *command], check=True, capture_output=True, text=True, cwd=demo, env=environment
     )
     peak, seconds = out.stdout.split()
     written = sum(1 for p in (demo / "DATA_BASEDIR").rglob("*") if p.is_file()) - before
     shutil.rmtree(demo)
-    return int(peak), float(seconds), size, written
+    return int(peak), float(seconds), written
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=float, default=1.0, help="scale of the 1x item counts")
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated, of: " + ", ".join(KINDS))
+    parser.add_argument("--baseline", type=Path, help="another checkout (e.g. of main) measured on the same inputs")
     parser.add_argument("--keep", type=Path, help="work folder (default: a temporary one, removed)")
     args = parser.parse_args()
+    codes = {"this code": REPO, **({f"baseline {args.baseline}": args.baseline} if args.baseline else {})}
     with tempfile.TemporaryDirectory() as temporary:
         folder = args.keep or Path(temporary)
         template = write_demo(folder / "template")
-        print("| kind | items 1x | peak RSS 1x (MB) | items 4x | peak RSS 4x (MB) | 4x / 1x | raw 4x (MB) | s 1x, 4x |")
+        print("| kind | code | items 1x | peak RSS 1x (MB) | items 4x | peak RSS 4x (MB) | 4x / 1x | CPU s 1x, 4x |")
         print("|---|---|---|---|---|---|---|---|")
         for kind in args.kinds.split(","):
             items = max(1, round(KINDS[kind][1] * args.items))
             started = time.perf_counter()
-            small, small_seconds, _, small_files = run(template, folder, kind, items)
-            large, large_seconds, size, large_files = run(template, folder, kind, 4 * items)
+            inputs = [prepare(template, folder, kind, count) for count in (items, 4 * items)]
+            for name, code in codes.items():
+                (small, small_cpu, small_files), (large, large_cpu, large_files) = (
+                    run(prepared, kind, code) for prepared in inputs
+                )
+                print(
+                    f"| {kind} | {name} | {items} | {small / 1024:.0f} | {4 * items} | {large / 1024:.0f} | "
+                    f"{large / small:.2f} | {small_cpu:.1f}, {large_cpu:.1f} |",
+                    flush=True,
+                )
+                print(f"  ({kind}, {name}: files written {small_files}, {large_files})", file=sys.stderr, flush=True)
+            raw = sum(p.stat().st_size for p in (inputs[1] / "raw").rglob("*") if p.is_file())
             print(
-                f"| {kind} | {items} | {small / 1024:.0f} | {4 * items} | {large / 1024:.0f} | "
-                f"{large / small:.2f} | {size / 1e6:.0f} | {small_seconds:.1f}, {large_seconds:.1f} |",
-                flush=True,
-            )
-            print(
-                f"  ({kind}: files written {small_files}, {large_files}; {time.perf_counter() - started:.0f} s)",
+                f"  ({kind}: raw input at 4x {raw / 1e6:.0f} MB; {time.perf_counter() - started:.0f} s)",
                 file=sys.stderr,
-                flush=True,
             )
+            for prepared in inputs:
+                shutil.rmtree(prepared)
 
 
 if __name__ == "__main__":
