@@ -154,12 +154,13 @@ class NpzFile:
         for batch in batches:
             out = np.empty((len(batch), *item_shape), info.dtype)
             flat = out.reshape(len(batch), int(np.prod(item_shape, dtype=np.int64))).view(np.uint8)
-            for k, index in enumerate(batch):
-                if not position <= index < info.shape[0]:
-                    raise ValueError(f"{where}: item {index} asked for after item {position - 1} or past the end")
-                if not stream.skip((index - position) * item_bytes) or not stream.read_into(flat[k]):
-                    raise RawDataError(f"{where}: ends before item {index} of {info.shape[0]}; the file is truncated")
-                position = index + 1
+            for k, first, count in _runs(batch):  # consecutive items are copied in one go
+                if not position <= first <= first + count <= info.shape[0]:
+                    raise ValueError(f"{where}: item {first} asked for after item {position - 1} or past the end")
+                if not stream.skip((first - position) * item_bytes) or not stream.read_into(flat[k : k + count]):
+                    last = f"item {first + count - 1} of {info.shape[0]}"
+                    raise RawDataError(f"{where}: ends before {last}; the file is truncated, download it again")
+                position = first + count
             yield out
         if not stream.skip((info.shape[0] - position) * item_bytes):
             raise RawDataError(f"{where}: ends before its last item; the file is truncated or corrupt")
@@ -232,6 +233,15 @@ def structure_problems(path: Path, spec: dict) -> list[str]:
             return problems
     except RawDataError as exc:
         return [str(exc)]
+
+
+def _runs(indices: Sequence[int]) -> Iterator[tuple[int, int, int]]:
+    """(position in `indices`, first index, count) of each run of consecutive indices."""
+    start = 0
+    for k in range(1, len(indices) + 1):
+        if k == len(indices) or indices[k] != indices[k - 1] + 1:
+            yield start, indices[start], k - start
+            start = k
 
 
 def _member_pieces(path: Path, entry: zipfile.ZipInfo, block: int, where: str) -> Iterator[bytes]:
