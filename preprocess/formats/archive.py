@@ -38,6 +38,29 @@ def meant_name(name: str) -> str:
     return posixpath.normpath(name.split("\0")[0].replace("\\", "/")).lstrip("/")
 
 
+def bound_problem(info: zipfile.ZipInfo, max_bytes: int = MAX_MEMBER_BYTES, max_ratio: float = MAX_RATIO) -> str | None:
+    """What makes a member too big to read (from its declared sizes, nothing inflated), or None."""
+    size, packed = info.file_size, max(1, info.compress_size)
+    if size > max_bytes:
+        return f"declares {size:,} bytes, over the bound of {max_bytes:,}"
+    if size > RATIO_FROM and size / packed > max_ratio:
+        return f"inflates {size:,} bytes out of {packed:,} ({size / packed:,.0f}x, over the bound of {max_ratio}x)"
+    return None
+
+
+def oversized_member(path: Path) -> str | None:
+    """The first member of a zip over the bounds, described, or None (the central directory only is read)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                why = bound_problem(info)
+                if why is not None:
+                    return f"holds member {info.filename} that {why}: the conversion refuses it; download it again"
+    except (zipfile.BadZipFile, OSError) as exc:
+        return f"is not a readable zip archive ({exc}); download it again"
+    return None
+
+
 class SafeArchive:
     """A zip's members by name (unsafe ones set aside in `refused`), readable one at a time."""
 
@@ -73,18 +96,12 @@ class SafeArchive:
         return bytes(data)
 
     def _check_bounds(self, info: zipfile.ZipInfo) -> None:
-        size, packed = info.file_size, max(1, info.compress_size)
-        if size > self.max_member_bytes:
-            why = f"declares {size:,} bytes, over the bound of {self.max_member_bytes:,}"
-        elif size > RATIO_FROM and size / packed > self.max_ratio:
-            ratio = f"{size / packed:,.0f}x, over the bound of {self.max_ratio}x"
-            why = f"inflates {size:,} bytes out of {packed:,} ({ratio})"
-        else:
-            return
-        raise RawDataError(
-            f"{self.path}: member {info.filename} {why}; refused unread (a damaged archive or a zip bomb): "
-            "download the archive again from its upstream"
-        )
+        why = bound_problem(info, self.max_member_bytes, self.max_ratio)
+        if why is not None:
+            raise RawDataError(
+                f"{self.path}: member {info.filename} {why}; refused unread (a damaged archive or a zip bomb): "
+                "download the archive again from its upstream"
+            )
 
     def close(self) -> None:
         self._zip.close()
