@@ -8,6 +8,7 @@ processes: forked helpers included) is printed with the ratio of the two. Flat m
 Items per kind at 1x are N times the kind's factor below (default N=1); inputs (real sizes):
   medmnist_gray  npz_unpack_2d, OrganAMNIST test split at 224 px, uint8 gray (MedMNIST+), 2 workers
   medmnist_rgb   npz_unpack_2d, BloodMNIST test split at 224 px, uint8 RGB, 2 workers
+  medmnist_gray_1w  the same as medmnist_gray with one worker (no helpers: the job reads its own chunks)
   medsegbench    mask_bbox_crop, PolypGen test split at 512 px: RGB images and uint8 0/1 masks
   roco           parquet_extract, ROCO-QA: 512x512 gray JPEGs, row groups of 64 rows
   vqa_rad        parquet_records, VQA-RAD: 512x512 gray JPEGs, row groups of 64 rows, one record per row
@@ -145,6 +146,7 @@ def pmc_vqa(demo: Path, overrides: dict, items: int) -> None:
 KINDS = {
     "medmnist_gray": (lambda d, o, n: medmnist(d, o, n, "organamnist", 1), 1000, "2D_Task/OrganAMNIST", None, 2),
     "medmnist_rgb": (lambda d, o, n: medmnist(d, o, n, "bloodmnist", 3), 500, "2D_Task/BloodMNIST", None, 2),
+    "medmnist_gray_1w": (lambda d, o, n: medmnist(d, o, n, "organamnist", 1), 1000, "2D_Task/OrganAMNIST", None, 1),
     "medsegbench": (medsegbench, 64, "2D_Task/Gastrointestinal", "polypgen", 1),
     "roco": (roco, 300, "2D_Task/ROCO-VQA", None, 1),
     "vqa_rad": (vqa_rad, 300, "2D_Task/VQA-RAD", None, 1),
