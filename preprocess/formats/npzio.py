@@ -144,12 +144,12 @@ class NpzFile:
         entry = self._entry(key)
         where = f"{self.path}[{key}]"
         pieces = _member_pieces(self.path, entry, block, where)
-        info, first = _stream_header(pieces, where)
+        info, after_header = _stream_header(pieces, where)
         if info.fortran_order and len(info.shape) > 1:
             raise RawDataError(f"{where}: a Fortran-ordered array cannot be read item by item; re-save it C-ordered")
         item_shape = info.shape[1:]
         item_bytes = int(np.prod(item_shape, dtype=np.int64)) * info.dtype.itemsize
-        stream = _Bytes(first, pieces)
+        stream = _Bytes(after_header, pieces)
         position = 0  # the item at the stream's current place
         for batch in batches:
             out = np.empty((len(batch), *item_shape), info.dtype)
