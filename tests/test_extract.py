@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -239,6 +240,40 @@ def test_safe_archive_sets_unsafe_members_aside(tmp_path):
     safe = SafeArchive(tmp_path / "a.zip")
     assert list(safe.members) == ["ok/a.png"]
     assert set(safe.refused) == {"a/../../b.png", "C:/win.png"}
+
+
+def test_a_zip_bomb_member_is_refused_by_name_and_nothing_written(settings, demo):
+    """20 MB of zeros deflate to about 20 KB (1,000x): a listed PMC figure held so is bad input of its item,
+    named with its archive, never read into memory or written out as a 20 MB .jpg."""
+    archive = next((demo / "raw").rglob("images.zip"))
+    with zipfile.ZipFile(archive) as original:
+        kept = original.read("figures/PMC3298543_F1.jpg")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("figures/PMC3298543_F1.jpg", kept)
+        bomb.writestr("figures/PMC8253873_Fig2_288.jpg", bytes(20 << 20))
+    expected = f"{archive}: member figures/PMC8253873_Fig2_288.jpg inflates 20,971,520 bytes out of"
+    with pytest.raises(RawDataError, match=re.escape(expected) + r".*over the bound of 100x.*download the archive"):
+        _convert(settings, "PMC")
+    assert not list((demo / "DATA_BASEDIR").rglob("PMC8253873_Fig2_288.jpg"))
+
+
+def test_a_zip_member_declaring_a_huge_size_is_refused_unread(tmp_path):
+    """A member whose headers declare 3.75 GiB (its data is 4 bytes) is refused from its declared size alone;
+    a plain member over a lowered size bound is refused too, and one under both bounds reads whole."""
+    path = tmp_path / "images.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("figures/huge.jpg", b"JPEG")
+        archive.writestr("figures/big.jpg", os.urandom(3 << 20))
+    raw = bytearray(path.read_bytes())
+    for header, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # local and central uncompressed size
+        at = raw.index(header)
+        raw[at + size_at : at + size_at + 4] = (0xF000_0000).to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    with pytest.raises(RawDataError, match=r"images\.zip: member figures/huge\.jpg declares 4,026,531,840 bytes"):
+        SafeArchive(path).read("figures/huge.jpg")
+    assert len(SafeArchive(path).read("figures/big.jpg")) == 3 << 20
+    with pytest.raises(RawDataError, match=r"member figures/big\.jpg declares 3,145,728 bytes, over .* 2,097,152"):
+        SafeArchive(path, max_member_bytes=2 << 20).read("figures/big.jpg")
 
 
 def test_omnimedvqa_reads_records_and_images_from_the_zip(settings, demo):

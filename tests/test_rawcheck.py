@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+
 from conftest import demo_config_file, demo_settings
 from preprocess.checks.rawcheck import check_source, fingerprint
 from preprocess.cli import main
@@ -103,3 +105,16 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     assert lines == {"aptos2019": "present", "pubmedqa": "incomplete", "usdata": "missing"}
     assert "missing: ori_pqal.json" in out
     assert "## usdata: missing" in out and "1. Request the ultrasound images from the authors" in out
+
+
+def test_a_zip_bomb_is_named_by_the_check_before_any_conversion(demo, settings):
+    """An images.zip whose member inflates 20 MB of zeros out of ~20 KB is not simply `present`: the check names
+    the archive and the member the conversion will refuse (from the central directory: nothing inflated)."""
+    archive = demo / "raw" / "PMC-VQA" / "images.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("figures/PMC8253873_Fig2_288.jpg", bytes(20 << 20))
+    (reason,) = _check(settings, "pmc_vqa").reasons
+    assert reason.startswith(
+        "unusable: images.zip holds member figures/PMC8253873_Fig2_288.jpg that inflates 20,971,520 bytes out of "
+    )
+    assert "over the bound of 100x" in reason and "download it again" in reason

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
+import pytest
 from PIL import Image
 from test_annotation_crops import min_size_crop
 
+from preprocess.convert.scenegraph import SceneGraphs
+from preprocess.errors import RawDataError
 from preprocess.pipeline.steps import Build
 from tests.conftest import demo_settings
 
@@ -176,3 +180,13 @@ def test_a_listed_output_that_is_missing_still_fails(demo, tmp_path):
     train = next(r for r in found if r.file.startswith("Train_Data/"))
     assert [f.path for f in train.failures] == [f"./2D_Images/ChestImagrome/silver_sample_crop/{IMAGE_2}_0_0.png"]
     assert train.unproduced == [f"./2D_Images/ChestImagrome/silver_sample_crop/{IMAGE_1}_1_0.png"]
+
+
+def test_a_scene_graph_member_over_the_bounds_is_refused_unread(tmp_path):
+    """A scene graph that inflates 20 MB of zeros out of ~20 KB is named with its archive, never read."""
+    path = tmp_path / "scene_graph.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("scene_graph/abc_SceneGraph.json", b"{" + bytes(20 << 20) + b"}")
+    expected = re.escape(f"{path}: scene_graph/abc_SceneGraph.json: inflates 20,971,522 bytes out of ")
+    with pytest.raises(RawDataError, match=expected + r".*over the bound of 100x\); refused unread"):
+        SceneGraphs(path).read("abc")

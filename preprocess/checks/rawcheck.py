@@ -9,6 +9,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from preprocess.formats.archive import oversized_member
 from preprocess.formats.fsutil import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
@@ -101,6 +102,8 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
         good = []
         for match in matches:
             problem = boundary.problem(match, folder=folders)
+            if problem is None and match.suffix == ".zip":  # a zip bomb is no more usable than a missing file
+                problem = oversized_member(match)
             if problem is None:
                 good.append(match)
             else:
@@ -132,6 +135,8 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
                 problems = structure_problems(path, spec.npz)
                 if problems:
                     result.status, result.detail = "corrupt", "; ".join(problems[:5])
+            elif path.suffix == ".zip" and (problem := oversized_member(path)):
+                result.status, result.detail = "corrupt", f"{path} {problem}"
             return result
     result.status = "missing"
     return result

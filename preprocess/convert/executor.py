@@ -27,6 +27,10 @@ from preprocess.errors import PreprocessError
 _SHARED: dict = {}  # what forked helpers inherit: the context, the chunks, produce, the counters
 
 
+class HelpersStopped(PreprocessError):
+    """Raised by a `prepare` that waits on the helpers when none is left: run_items reports their reason."""
+
+
 def run_items(ctx, items: list, produce, chunks: list[list] | None = None, prepare=None, source=None) -> None:
     """Write the outputs of `produce(ctx, items)` (one Result per item).
 
@@ -44,7 +48,11 @@ def run_items(ctx, items: list, produce, chunks: list[list] | None = None, prepa
     pool = _Helpers(ctx, chunks, produce, source or f"{ctx.subset.key}/{ctx.conversion.name}")
     try:
         if prepare is not None:
-            prepare(pool.start)
+            try:
+                prepare(pool.start)
+            except HelpersStopped:
+                pool.collect()  # raises what stopped them
+                raise
         pool.start()
         pool.take_part()
         pool.collect()

@@ -12,6 +12,7 @@ Every output name is a template of the subset's registry entry (fields in prepro
 from __future__ import annotations
 
 import hashlib
+import mmap
 import multiprocessing
 import os
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from preprocess.convert.executor import run_items
+from preprocess.convert.executor import HelpersStopped, run_items
 from preprocess.convert.outputs import Data, HardLink, Png, Result
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.formats.npzio import NpzFile, structure_problems
@@ -53,35 +54,87 @@ def _chunks(indices: list[int], workers: int, item_bytes: int) -> list[list[int]
 
 
 def _run_split(ctx, path: Path, split: str, indices: list[int], produce, labels_done=None) -> None:
-    """Load one split and write produce's outputs for its images; call labels_done() once its labels are read.
+    """Write produce's outputs for the images of one split; call labels_done() once its labels are read.
 
-    With N workers, N - 1 forked helpers start on the first images while this process is still inflating the
-    rest into shared memory (one deflate stream cannot be split); then this process takes chunks too.
+    The images are read once, in order, a chunk at a time (NpzFile.rows): memory holds a few chunks, whatever
+    the size of the split. With one worker, produce reads its chunks from the archive itself. With N workers,
+    N - 1 forked helpers take the chunks while this process inflates them (one deflate stream cannot be split)
+    into a ring of shared slots (_Ring); then this process takes chunks too.
     """
     with NpzFile(path) as archive:
-        info = archive.info(f"{split}_images")
+        key = f"{split}_images"
+        info = archive.info(key)
         item_bytes = int(np.prod(info.shape[1:], dtype=np.int64)) * info.dtype.itemsize
         labels = archive.array(f"{split}_labels")
         bad = bad_labels(ctx, path, split, labels, indices)
         indices = [index for index in indices if index not in bad]
-        _SHARED.update(ctx=ctx, split=split, labels=labels, ready=None, bad=bad)
+        chunks = _chunks(indices, ctx.workers, item_bytes)
+        _SHARED.update(ctx=ctx, split=split, labels=labels, bad=bad, archive=archive, key=key, ring=None)
+        _SHARED["block"] = max(1, min(_BLOCK_IMAGES, _BLOCK_BYTES // max(1, item_bytes)))
 
         def prepare(start) -> None:
-            if start is None:  # one worker: the whole array at once
-                _SHARED["images"] = archive.array(f"{split}_images")
-            else:
-                _SHARED["ready"] = multiprocessing.get_context("fork").Value("q", 0, lock=False)
-                archive.inflate_into(f"{split}_images", lambda images, nbytes: _inflated(images, nbytes, start))
-            if labels_done is not None:  # while the helpers are busy with images
+            if start is not None:
+                _SHARED["ring"] = _Ring(chunks, info, ctx.workers)
+                _SHARED["ring"].fill(archive.rows(key, chunks), start)
+            if labels_done is not None:  # several workers: while the helpers finish the last chunks
                 labels_done()
 
-        def _inflated(images: np.ndarray, nbytes: int, start) -> None:
-            _SHARED["images"] = images
-            _SHARED["ready"].value = nbytes // max(1, item_bytes)
-            start()  # forks the helpers at the first call: the shared array exists now
-
-        chunks = _chunks(indices, ctx.workers, item_bytes)
         run_items(ctx, indices, produce, chunks, prepare, source=str(path))
+
+
+class _Ring:
+    """Shared slots through which the chunks of a split's images pass from the process that inflates them to
+    the forked helpers: chunk n goes to slot n % slots once chunk n - slots is written out (`done`)."""
+
+    def __init__(self, chunks: list[list[int]], info, workers: int):
+        context = multiprocessing.get_context("fork")
+        self.number = {chunk[0]: number for number, chunk in enumerate(chunks)}  # a chunk by its first index
+        self.slots = 4 * max(1, workers)
+        shape = (self.slots, max(len(chunk) for chunk in chunks), *info.shape[1:])
+        size = int(np.prod(shape, dtype=np.int64)) * info.dtype.itemsize
+        self.images = np.frombuffer(mmap.mmap(-1, max(size, 1)), np.uint8, count=size).view(info.dtype).reshape(shape)
+        self.written = context.Value("q", 0, lock=False)  # chunks in their slots so far
+        self.done = context.Array("b", len(chunks), lock=False)
+
+    def fill(self, batches, start) -> None:
+        """In the inflating process: put each chunk in its slot, waiting for the slot's last chunk to be done."""
+        for number, batch in enumerate(batches):
+            if number >= self.slots:
+                self._wait_done(number - self.slots)
+            self.images[number % self.slots, : len(batch)] = batch
+            self.written.value = number + 1
+            start()  # forks the helpers at the first call; later calls bring the progress lines up to date
+
+    def _wait_done(self, number: int) -> None:
+        while not self.done[number]:
+            if not multiprocessing.active_children():  # the helpers stopped: run_items reports why
+                raise HelpersStopped(f"the helper processes stopped before chunk {number} was written")
+            time.sleep(0.002)
+
+    def chunk(self, indices: list[int]) -> np.ndarray:
+        """In a worker: the images of a chunk, once the inflating process has put them in their slot."""
+        number = self.number[indices[0]]
+        while self.written.value <= number:
+            time.sleep(0.002)
+        return self.images[number % self.slots, : len(indices)]
+
+    def release(self, indices: list[int]) -> None:
+        self.done[self.number[indices[0]]] = 1
+
+
+def _batches(indices: list[int]):
+    """(indices, their images) in blocks: a chunk's slot of the ring (several workers), or read from the
+    archive a block at a time (one worker: produce gets every item of the job)."""
+    ring = _SHARED["ring"]
+    if ring is not None:
+        try:
+            yield indices, ring.chunk(indices)
+        finally:  # its outputs are written: the slot can take the next chunk
+            ring.release(indices)
+        return
+    block = _SHARED["block"]
+    blocks = [indices[start : start + block] for start in range(0, len(indices), block)]
+    yield from zip(blocks, _SHARED["archive"].rows(_SHARED["key"], blocks), strict=True)
 
 
 def label_problems(labels: np.ndarray, names: list[str]) -> dict[int, str]:
@@ -108,13 +161,6 @@ def bad_labels(ctx, path: Path, split: str, labels: np.ndarray, indices) -> set[
         with ctx.guard(item):
             raise RawDataError(f"{item}: {problems[row]}; the archive is not the published one, download it again")
     return set(problems)
-
-
-def _wait_for(index: int) -> None:
-    """In a worker: block until the parent has inflated image `index`."""
-    ready = _SHARED.get("ready")
-    while ready is not None and ready.value <= index:
-        time.sleep(0.002)
 
 
 class Unpack2D:
@@ -185,15 +231,12 @@ def _produce_2d(ctx, indices: list[int]):
 
     The images' rows are PNG-filtered a block at a time (sub_filter), each image deflated as its item is
     written: for 28 px images the filter's numpy calls cost more per image than the file's bytes."""
-    split, images, labels = _SHARED["split"], _SHARED["images"], _SHARED["labels"]
+    split, labels = _SHARED["split"], _SHARED["labels"]
     base = os.fspath(_split_dir(ctx, split))  # a text path: joined once per image, tens of thousands a split
     place = _Placer(ctx.params, split)
-    channels, sample_bytes = (3 if images.ndim == 4 else 1), images.dtype.itemsize
-    block = max(1, min(_BLOCK_IMAGES, _BLOCK_BYTES // max(1, images[0].nbytes))) if len(images) else 1
-    _wait_for(indices[-1])
-    for start in range(0, len(indices), block):
-        chosen = indices[start : start + block]
-        filtered = sub_filter(images[chosen])
+    for chosen, images in _batches(indices):
+        channels, sample_bytes = (3 if images.ndim == 4 else 1), images.dtype.itemsize
+        filtered = sub_filter(images)
         for row, index in zip(filtered, chosen, strict=True):
             outputs = _image_outputs(base, place, index, row, channels, sample_bytes, labels[index])
             yield Result(f"{split} image {index}", outputs)
@@ -270,11 +313,11 @@ def to_uint8(plane: np.ndarray) -> np.ndarray:
 
 def _produce_3d(ctx, indices: list[int]):
     """One Result per volume: its slices as PNGs in the volume's series folder."""
-    split, volumes = _SHARED["split"], _SHARED["images"]
-    _wait_for(indices[-1])
-    for index in indices:
-        folder = ctx.subset_dir / ctx.params["series"].format(split=split, index=index)
-        yield Result(f"{split} volume {index}", _slice_outputs(ctx, folder, volumes[index]))
+    split = _SHARED["split"]
+    for chosen, volumes in _batches(indices):
+        for index, volume in zip(chosen, volumes, strict=True):
+            folder = ctx.subset_dir / ctx.params["series"].format(split=split, index=index)
+            yield Result(f"{split} volume {index}", _slice_outputs(ctx, folder, volume))
 
 
 def _slice_outputs(ctx, folder: Path, volume: np.ndarray):

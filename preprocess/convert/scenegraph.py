@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.formats.archive import bound_problem
 
 SUFFIX = "_SceneGraph.json"
 BOX = ("original_x1", "original_y1", "original_x2", "original_y2")
@@ -53,7 +54,11 @@ class SceneGraphs:
             if self.path.is_dir():
                 data = (self.path / name).read_bytes()
             else:
-                data = self._archive().read(name)
+                info = self._archive().getinfo(name)
+                too_big = bound_problem(info)
+                if too_big is not None:
+                    raise RawDataError(f"{where}: {too_big}; refused unread, download the scene graphs again")
+                data = self._archive().read(info)
             graph = json.loads(data)
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             raise RawDataError(f"{where}: unreadable scene graph ({exc}); download the scene graphs again") from None
