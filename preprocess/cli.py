@@ -277,6 +277,45 @@ def cmd_check(args) -> int:
     return 1 if (args.strict and not_present) else 0
 
 
+def cmd_need(args) -> int:
+    from preprocess.checks import fetch, need
+
+    settings = _settings(args, require_raw=False, raw_must_exist=False)
+    registry = settings.registry()
+    raw_root = settings.raw_root if settings.raw_root_given else None
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+        lines = found.lines()
+        if args.urls:
+            lines, without = fetch.urls(found.source, lines)
+            if without:
+                print(f"{found.source.id}: no download URL for {len(without)} entries, e.g. {without[0]}", file=sys.stderr)
+        elif args.hf:
+            command = fetch.hf_command(found.source, lines, raw_root or "<raw_root>")
+            lines = [command] if command else []
+            if not command:
+                print(f"{found.source.id}: not a Hugging Face dataset (see `medheb info {found.source.id}`)", file=sys.stderr)
+        if lines:
+            print("\n".join(lines))
+        print(need.summary(found, raw_root), file=sys.stderr)
+        for note in found.notes:
+            print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_download(args) -> int:
+    from preprocess.checks import fetch, need
+
+    settings = _settings(args, raw_must_exist=False)
+    registry = settings.registry()
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+        left = fetch.download(found, settings.raw_root)
+        have, lack, _ = need.present(found, settings.raw_root)
+        print(f"{found.source.id}: {len(have)} of {len(found.files)} needed files present")
+        if left:
+            print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
+    return 0
+
+
 def cmd_convert(args) -> int:
     from preprocess.pipeline import steps
 
@@ -665,6 +704,19 @@ def _args_check(p) -> None:
     p.add_argument("--quiet", action="store_true", help="do not print instructions")
 
 
+def _args_need(p) -> None:
+    p.add_argument("source", nargs="+", help="source ids (see `list`)")
+    _data_options(p)
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--urls", action="store_true", help="download URLs (for wget -i / aria2c -i) instead of paths")
+    shown.add_argument("--hf", action="store_true", help="the `hf download --include` command of a Hugging Face source")
+
+
+def _args_download(p) -> None:
+    p.add_argument("source", nargs="+", help="source ids (see `list`)")
+    _data_options(p)
+
+
 def _args_convert(p) -> None:
     p.add_argument("subset")
     _data_options(p)
@@ -744,6 +796,8 @@ COMMANDS = {
     "list": ("every subset: kind, sources, access, image root", cmd_list, _args_list),
     "info": ("one subset or source, with download instructions", cmd_info, _args_info),
     "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
+    "need": ("the raw files the build reads of a source, from the release's records", cmd_need, _args_need),
+    "download": ("fetch those files of open and Hugging Face sources into the raw root", cmd_download, _args_download),
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
     "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),
