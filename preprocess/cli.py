@@ -284,16 +284,16 @@ def cmd_need(args) -> int:
     registry = settings.registry()
     raw_root = settings.raw_root if settings.raw_root_given else None
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
-        lines = found.lines()
+        lines, sid = found.lines(), found.source.id
         if args.urls:
             lines, without = fetch.urls(found.source, lines)
             if without:
-                print(f"{found.source.id}: no download URL for {len(without)} entries, e.g. {without[0]}", file=sys.stderr)
+                print(f"{sid}: no download URL for {len(without)} entries, e.g. {without[0]}", file=sys.stderr)
         elif args.hf:
             command = fetch.hf_command(found.source, lines, raw_root or "<raw_root>")
             lines = [command] if command else []
             if not command:
-                print(f"{found.source.id}: not a Hugging Face dataset (see `medheb info {found.source.id}`)", file=sys.stderr)
+                print(f"{sid}: not a Hugging Face dataset (see `medheb info {sid}`)", file=sys.stderr)
         if lines:
             print("\n".join(lines))
         print(need.summary(found, raw_root), file=sys.stderr)
@@ -309,7 +309,7 @@ def cmd_download(args) -> int:
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
         left = fetch.download(found, settings.raw_root)
-        have, lack, _ = need.present(found, settings.raw_root)
+        have, _, _ = need.present(found, settings.raw_root)
         print(f"{found.source.id}: {len(have)} of {len(found.files)} needed files present")
         if left:
             print("  by hand:\n" + "\n".join(f"    {line}" for line in left))

@@ -177,10 +177,8 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
         chosen = sorted(p for p in listing if p in files or any(fnmatch.fnmatch(p, pat) for pat in patterns))
         absent = sorted(files - listing.keys())
         if absent:
-            raise RawDataError(
-                f"{repo} (commit {commit}) has no file {absent[0]}" + (f" and {len(absent) - 1} more" if absent[1:] else "")
-                + "; the release names it: check the dataset page"
-            )
+            more = f" and {len(absent) - 1} more" if absent[1:] else ""
+            raise RawDataError(f"{repo} (commit {commit}) has no file {absent[0]}{more}; the release names it")
         fetched = []
         for path in chosen:
             entry, target = listing[path], base / path

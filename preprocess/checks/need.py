@@ -146,8 +146,9 @@ def needs(settings, registry: Registry, source_ids: list[str]) -> dict[str, Need
         relative = _under_subset(named_paths(settings, registry, subset), subset) if subset.image_root else []
         # (source, split) -> a rule covers that split's images of the source here: True, with records naming some
         narrowed: dict[tuple[str, str], bool] = {}
-        farm = {f for c in splits.conversions(settings, subset) if c.kind == "symlink_farm" for f in _farm_files(c, relative)}
-        for conversion in splits.conversions(settings, subset):
+        conversions = splits.conversions(settings, subset)
+        farm = {f for c in conversions if c.kind == "symlink_farm" for f in _farm_files(c, relative)}
+        for conversion in conversions:
             key = (conversion.kind, _recipe(conversion) or "")
             targets = _conversion_sources(subset, conversion)
             if conversion.kind == "symlink_farm":
