@@ -24,6 +24,7 @@ from pathlib import Path
 from preprocess.errors import RawDataError
 
 _BLOCK = 1 << 20
+_PIECE = 1 << 16  # written as it arrives: a dropped connection loses at most this much of what came
 HF_DATASET = re.compile(r"^https://huggingface\.co/datasets/([^/]+/[^/?#]+)")
 PHYSIONET = re.compile(r"^https://physionet\.org/content/([^/]+)/([^/]+)/?")
 KAGGLE = re.compile(r"^https://www\.kaggle\.com/(datasets|competitions)/([^/?#]+(?:/[^/?#]+)?)")
@@ -102,7 +103,7 @@ class _Resumable:
                 response.raise_for_status()
                 resumed = bool(have) and response.status_code == 206
                 with open(self.part, "ab" if resumed else "wb") as handle:
-                    for block in response.iter_content(_BLOCK):
+                    for block in response.iter_content(_PIECE):
                         handle.write(block)
         os.replace(self.part, output_file)  # pooch checks the hash of its temporary file, then moves it
 
