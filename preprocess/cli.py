@@ -47,7 +47,7 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
         raw_root=getattr(args, "raw_root", None),
     )
     raw_root = settings.raw_root if settings.raw_root_given else None
-    require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
+    require_apart(raw_root, settings.data_basedir, getattr(args, "results", None), builds=basedir == "write")
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 
@@ -193,7 +193,10 @@ def cmd_info(args) -> int:
         source = registry.source(args.name)
         data = asdict(source)
         users = [s.key for s in registry.subsets if source.id in s.source_ids]
-        print(json.dumps({**data, "used_by": users}, indent=2) if args.json else _source_text(source, users))
+        if args.json:
+            print(json.dumps({**data, "used_by": users}, indent=2))
+        else:
+            print(_source_text(source, users, _narrowed_text(args, source)))
         return 0
     subset = _subset(registry, args.name)
     if args.json:
@@ -214,7 +217,25 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _source_text(source, users) -> str:
+def _narrowed_text(args, source) -> list[str]:
+    """The narrowed download: the need list's command, its counts under --config, and how to fetch it."""
+    from preprocess.checks import fetch, need
+
+    config = args.config or "my.yaml"
+    lines = ["Download only what the benchmark uses (the release's records name these files):"]
+    lines.append(f"  medheb need {source.id} --config {config} > {source.id}.txt")
+    if args.config:
+        settings = _settings(args, require_raw=False, raw_must_exist=False)
+        found = need.needs(settings, settings.registry(), [source.id])[source.id]
+        lines.append(f"  {need.summary(found, settings.raw_root if settings.raw_root_given else None)}")
+    if any(spec.url for spec in source.files) or fetch.hf_repo(source):
+        lines.append(f"  medheb download {source.id} --config {config}   # fetches, verifies, resumes")
+    else:
+        lines += [f"  {line}" for line in fetch.commands(source, "<raw_root>", f"{source.id}-urls.txt", config)]
+    return lines
+
+
+def _source_text(source, users, narrowed: list[str]) -> str:
     lines = [
         f"{source.id}: {source.name}",
         f"  access: {source.access}",
@@ -229,7 +250,7 @@ def _source_text(source, users) -> str:
         f"  expects: {f.label}" + (f" (>= {f.min_count})" if f.glob else "") + (f" md5 {f.md5}" if f.md5 else "")
         for f in source.files
     ]
-    lines += [f"  used by: {', '.join(users)}", "", "How to get it:", source.instructions]
+    lines += [f"  used by: {', '.join(users)}", "", *narrowed, "", "The whole download:", source.instructions]
     return "\n".join(lines)
 
 
@@ -273,6 +294,10 @@ def cmd_check(args) -> int:
     ]
     if release:
         print("\nRelease files missing (they alone name the images of record-driven subsets):\n" + "\n".join(release))
+    from preprocess.checks import need
+
+    counted = need.check_lines(need.needs(settings, registry, list(checks)), settings.raw_root, args.results)
+    print("\nNeeded files (`medheb need SOURCE` lists them, from the release's records):\n" + "\n".join(counted))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
 
@@ -694,6 +719,7 @@ def _args_list(p) -> None:
 def _args_info(p) -> None:
     p.add_argument("name", help="a subset (e.g. 2D_Task/APTOS or APTOS) or a source id (see `list`)")
     p.add_argument("--json", action="store_true", help="the registry's record of it as JSON")
+    p.add_argument("--config", help="a source's needed files are counted for this config (as `need`)")
 
 
 def _args_check(p) -> None:

@@ -127,11 +127,12 @@ def test_ct_rate_need_is_what_the_build_sliced(built_demo, capsys, monkeypatch):
 
 def test_without_the_release_the_globs_stand_and_a_note_says_why(demo, tmp_path, capsys):
     shutil.rmtree(demo / "DATA_BASEDIR" / "3D_Task" / "CT_RATE")
-    listed = _need(capsys, demo_config_file(demo, tmp_path / "c.yaml"), "ct_rate")
-    assert "dataset/valid_fixed/valid_*/valid_*_*/valid_*_*_1.nii.gz" in listed
-    err = capsys.readouterr().err
-    assert main(["need", "ct_rate", "--config", str(tmp_path / "c.yaml")]) == 0
-    err = capsys.readouterr().err
+    assert main(["need", "ct_rate", "--config", str(demo_config_file(demo, tmp_path / "c.yaml"))]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "dataset/metadata/validation_metadata.csv",
+        "dataset/valid_fixed/valid_*/valid_*_*/valid_*_*_1.nii.gz",
+    ]
     assert "no release record under DATA_BASEDIR names the files" in err and "ct_rate: 1 files and 1 patterns" in err
 
 
@@ -144,3 +145,15 @@ def test_urls_and_hf_command(demo, tmp_path, capsys):
     (command,) = _need(capsys, config, "ct_rate", "--hf")
     assert command.startswith("hf download ibrahimhamamci/CT-RATE --repo-type dataset --local-dir ")
     assert "'dataset/valid_fixed/valid_2/valid_2_b/valid_2_b_1.nii.gz'" in command
+
+
+def test_info_shows_the_narrowed_download_first(demo, tmp_path, capsys):
+    config = demo_config_file(demo, tmp_path / "c.yaml")
+    assert main(["info", "ct_rate", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    narrowed, counts = out.index(f"medheb need ct_rate --config {config}"), out.index("ct_rate: 4 files (4 present")
+    assert narrowed < counts < out.index("The whole download:") < out.index("1. Sign in to Hugging Face")
+    assert main(["info", "mimic_cxr_jpg"]) == 0  # without a config: the commands, no counts
+    out = capsys.readouterr().out
+    assert out.index("medheb need mimic_cxr_jpg --urls --config my.yaml") < out.index("The whole download:")
+    assert "wget -N -c -x -nH --cut-dirs=3 --user <your PhysioNet user> --ask-password -i mimic_cxr_jpg-urls.txt" in out

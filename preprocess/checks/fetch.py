@@ -65,7 +65,7 @@ def hf_command(source, lines: list[str], raw_root) -> str | None:
     return f"hf download {repo} --repo-type dataset --local-dir '{Path(raw_root) / source.raw_dir}' --include {include}"
 
 
-def commands(source, raw_root, list_file: str) -> list[str]:
+def commands(source, raw_root, list_file: str, config: str | None = None) -> list[str]:
     """What a user runs for a credentialed source, with the list `medheb need --urls` wrote to `list_file`."""
     target = Path(raw_root) / source.raw_dir
     physionet = PHYSIONET.match(source.download)
@@ -73,7 +73,7 @@ def commands(source, raw_root, list_file: str) -> list[str]:
     if physionet:
         cut = 3  # physionet.org/files/<project>/<version>/<path>: keep <path> only
         return [
-            f"medheb need {source.id} --urls > {list_file}",
+            f"medheb need {source.id} --urls{f' --config {config}' if config else ''} > {list_file}",
             f"wget -N -c -x -nH --cut-dirs={cut} --user <your PhysioNet user> --ask-password "
             f"-i {list_file} -P '{target}'",
         ]

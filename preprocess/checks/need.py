@@ -217,7 +217,7 @@ def summary(need: Need, raw_root: Path | None) -> str:
     if raw_root is not None and Path(raw_root, need.source.raw_dir).is_dir():
         have, _, size = present(need, raw_root)
         text += f" ({len(have)} present here, {_size(size)})"
-    return text + f"; the whole download: {whole_count(need.source)} files or more (registry)"
+    return text + f"; the whole download: at least {whole_count(need.source)} files by the registry's counts"
 
 
 def _size(count: int) -> str:
@@ -226,3 +226,26 @@ def _size(count: int) -> str:
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
         count /= 1000
     return f"{count:.1f} TB"
+
+
+def check_lines(needs_found: dict[str, Need], raw_root: Path, results: Path | None, shown: int = 5) -> list[str]:
+    """`check`'s count against the need lists: per source, needed files present and missing (the first few
+    here, all of them in results/need/<source>-missing.txt, which a source with none missing has not)."""
+    from preprocess.formats.fsutil import atomic_write_text
+    from preprocess.registry import layout
+
+    lines = []
+    for sid, found in needs_found.items():
+        have, lack, _ = present(found, raw_root)
+        whole = f", {len(found.patterns)} patterns taken whole" if found.patterns else ""
+        lines.append(f"  {sid}: {len(have)} of {len(found.files)} needed files present{whole}")
+        target = layout.need_missing(results, sid) if results is not None else None
+        if target is not None and lack:
+            atomic_write_text(target, "".join(f"{path}\n" for path in lack))
+        elif target is not None and target.exists():
+            target.unlink()
+        for path in lack[:shown]:
+            lines.append(f"    missing {path}")
+        if len(lack) > shown:
+            lines.append(f"    ... and {len(lack) - shown} more" + (f": all in {target}" if target else ""))
+    return lines
