@@ -157,3 +157,15 @@ def test_info_shows_the_narrowed_download_first(demo, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.index("medheb need mimic_cxr_jpg --urls --config my.yaml") < out.index("The whole download:")
     assert "wget -N -c -x -nH --cut-dirs=3 --user <your PhysioNet user> --ask-password -i mimic_cxr_jpg-urls.txt" in out
+
+
+def test_check_counts_the_needed_files(demo, tmp_path, capsys):
+    raw = demo / "raw" / "mimic-cxr-jpg"
+    gone = "files/p11/p11000011/s51029426/1e3bbd9a-4d3d6b9e-5e1c8f76-6b2a7c41-0e6d8b21.jpg"  # named by the records
+    (raw / gone).unlink()
+    results = tmp_path / "results"
+    config = demo_config_file(demo, tmp_path / "c.yaml")
+    assert main(["check", "--source", "mimic_cxr_jpg", "--config", str(config), "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "  mimic_cxr_jpg: 3 of 4 needed files present\n" in out and f"    missing {gone}\n" in out
+    assert (results / "need" / "mimic_cxr_jpg-missing.txt").read_text() == f"{gone}\n"

@@ -183,6 +183,8 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
         fetched = []
         for path in chosen:
             entry, target = listing[path], base / path
+            if not target.resolve().is_relative_to(base.resolve()):  # a listing's path never leaves the folder
+                raise RawDataError(f"{repo}: the listed path {path!r} leads outside {base}; not fetched")
             if target.is_file() and target.stat().st_size == entry.size:
                 continue
             staged = Path(
