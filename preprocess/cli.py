@@ -333,7 +333,7 @@ def cmd_download(args) -> int:
     settings = _settings(args, raw_must_exist=False)
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
-        left = fetch.download(found, settings.raw_root)
+        left = fetch.download(found, settings.raw_root, args.config)
         have, _, _ = need.present(found, settings.raw_root)
         print(f"{found.source.id}: {len(have)} of {len(found.files)} needed files present")
         if left:

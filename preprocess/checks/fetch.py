@@ -236,7 +236,7 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def download(need, raw_root: Path, log=print) -> list[str]:
+def download(need, raw_root: Path, config: str | None = None, log=print) -> list[str]:
     """Fetch what a source's need lists, by the means its site allows; the commands to run by hand (with the
     need list) where no library can fetch it: empty when everything was fetched here."""
     source = need.source
@@ -247,4 +247,4 @@ def download(need, raw_root: Path, log=print) -> list[str]:
     if hf_repo(source) is not None:
         fetch_hf(source, need.files, need.patterns, raw_root, log=log)
         return []
-    return commands(source, raw_root, f"{source.id}-urls.txt")
+    return commands(source, raw_root, f"{source.id}-urls.txt", config)
