@@ -89,8 +89,9 @@ def named_paths(settings, registry: Registry, subset: Subset) -> list[str]:
     return list(found)
 
 
-def _under_subset(paths: list[str], subset: Subset) -> list[str]:
-    top = "/".join(PurePosixPath(subset.image_root).parts[:2]) + "/"
+def _under(paths: list[str], folder: str) -> list[str]:
+    """The paths under `folder` (relative to DATA_BASEDIR), relative to it."""
+    top = posixpath.normpath(folder) + "/"
     return [p[len(top) :] for p in paths if p.startswith(top)]
 
 
@@ -143,20 +144,23 @@ def needs(settings, registry: Registry, source_ids: list[str]) -> dict[str, Need
         users = [sid for sid in subset.source_ids if sid in result]
         if not users:
             continue
-        relative = _under_subset(named_paths(settings, registry, subset), subset) if subset.image_root else []
+        named = named_paths(settings, registry, subset) if subset.image_root else []
+        # a farm's links and a crop's names are relative to the image root; slice folders to the subset's folder
+        in_root = _under(named, subset.image_root) if named else []
+        in_subset = _under(named, "/".join(PurePosixPath(subset.image_root).parts[:2])) if named else []
         # (source, split) -> a rule covers that split's images of the source here: True, with records naming some
         narrowed: dict[tuple[str, str], bool] = {}
         conversions = splits.conversions(settings, subset)
-        farm = {f for c in conversions if c.kind == "symlink_farm" for f in _farm_files(c, relative)}
+        farm = {f for c in conversions if c.kind == "symlink_farm" for f in _farm_files(c, in_root)}
         for conversion in conversions:
             key = (conversion.kind, _recipe(conversion) or "")
             targets = _conversion_sources(subset, conversion)
             if conversion.kind == "symlink_farm":
-                files = _farm_files(conversion, relative)
+                files = _farm_files(conversion, in_root)
             elif key in RULES:
-                files = _rule_files(conversion, relative, *RULES[key])
+                files = _rule_files(conversion, in_root if key[0] == "annotation_crop" else in_subset, *RULES[key])
             elif key[0] == MIMIC_CROP[0] and key[1].startswith(MIMIC_CROP[1]) and "crop" in conversion.params:
-                files, unresolved = _mimic_crops(conversion, relative, farm)
+                files, unresolved = _mimic_crops(conversion, in_root, farm)
                 targets = ["mimic_cxr_jpg"]
                 if unresolved and "mimic_cxr_jpg" in result:
                     result["mimic_cxr_jpg"].notes.append(
