@@ -169,3 +169,18 @@ def test_check_counts_the_needed_files(demo, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "  mimic_cxr_jpg: 3 of 4 needed files present\n" in out and f"    missing {gone}\n" in out
     assert (results / "need" / "mimic_cxr_jpg-missing.txt").read_text() == f"{gone}\n"
+
+
+def test_radgenome_and_chexpert_rules(demo, tmp_path, capsys):
+    """RadGenome's slice folder valid_1004/valid_1004a/ is the volume valid_1004_a_1.nii.gz in that folder (the
+    folder drops the underscore); CheXpert Plus's image root is a link to PNG/, so a record path png/x is PNG/x
+    (the demo's records name both of its images)."""
+    config = demo_config_file(demo, tmp_path / "c.yaml")
+    assert _need(capsys, config, "radgenome_chestct") == [
+        "dataset/valid_preprocessed/valid_1004/valid_1004a/valid_1004_a_1.nii.gz"
+    ]
+    assert _need(capsys, config, "chexpert_plus") == [
+        "PNG/train/patient00001/study1/view1_frontal.png",
+        "PNG/train/patient00002/study2/view2_lateral.png",
+        "df_chexpert_plus_240401.csv",
+    ]
