@@ -23,7 +23,7 @@ class Site:
 
     files: dict[str, bytes] = field(default_factory=dict)  # path (without the leading /) -> bytes
     repos: dict[str, dict[str, bytes]] = field(default_factory=dict)  # Hub dataset id -> path -> bytes
-    gated: set[str] = field(default_factory=set)  # Hub datasets that answer 401
+    gated: set[str] = field(default_factory=set)  # Hub datasets whose files answer 401 (listing them is open)
     drop_after: dict[str, int] = field(default_factory=dict)  # path -> close the first GET after this many bytes
     corrupt: set[str] = field(default_factory=set)  # paths served with other bytes than the listing's hash
     gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range header) of every file GET
@@ -59,7 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         tree = re.fullmatch(r"/api/datasets/([^/]+/[^/]+)/tree/[^/]+(?:/.*)?", path)
         resolve = re.fullmatch(r"/datasets/([^/]+/[^/]+)/resolve/[^/]+/(.+)", path)
         repo = (api or tree or resolve).group(1) if (api or tree or resolve) else None
-        if repo in self.site.gated:
+        if resolve and repo in self.site.gated:
             self._reply(401, b"gated", {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access restricted"}, body)
         elif api and repo in self.site.repos:
             siblings = [{"rfilename": p} for p in self.site.repos[repo]]

@@ -180,3 +180,13 @@ def test_a_gated_dataset_says_which_conditions_to_accept(hub, demo, tmp_path, ca
     err = capsys.readouterr().err
     assert "HTTP 401" in err and f"accept the conditions on https://huggingface.co/datasets/{CT_RATE}" in err
     assert not target.exists() or not any(p.is_file() for p in target.rglob("*"))
+
+
+def test_an_unreachable_hub_is_one_line(demo, tmp_path, capsys, monkeypatch):
+    with serve(Site()) as url:  # a port that was served and is closed now
+        pass
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    config, _ = _empty_raw_config(demo, tmp_path)
+    assert main(["download", "ct_rate", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"{CT_RATE}: cannot reach the Hub" in err and "run again" in err and "unexpected" not in err

@@ -161,7 +161,7 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
     """Fetch the needed files of a Hugging Face dataset (exact paths, and the files the patterns match) that are
     absent or of another size, each verified against the Hub's listing before it is moved into place."""
     from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     repo = hf_repo(source)
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: huggingface_hub reads it once, at its import
@@ -204,7 +204,16 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
                 "HF_TOKEN); then run again"
             ) from None
         raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
-    shutil.rmtree(staging, ignore_errors=True)  # every file is in place: the staging folder holds only metadata
+    except LocalEntryNotFoundError as exc:  # the Hub did not answer a file's metadata request
+        raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
+    except Exception as exc:  # the HTTP client's own transport errors (refused, timed out, reset)
+        if type(exc).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore"):
+            raise
+        raise RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume") from None
+    finally:
+        # verified files were moved out, and huggingface_hub keeps no partial file between runs: what is left
+        # is its metadata
+        shutil.rmtree(staging, ignore_errors=True)
     return fetched
 
 
