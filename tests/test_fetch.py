@@ -158,7 +158,10 @@ def test_hub_download_fetches_only_the_needed_files_verified_and_once(hub, demo,
     gets = len(site.gets)
     assert main(["download", "ct_rate", "--config", str(config)]) == 0
     assert len(site.gets) == gets  # a second run fetches nothing
-    assert "ct_rate: 4 of 4 needed files present" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ct_rate: 4 of 4 needed files present" in out
+    needed, whole = sum(len(files[n]) for n in NEEDED), sum(map(len, files.values()))
+    assert f"{CT_RATE}: 4 needed files, {needed} bytes, of the dataset's {len(files)} files, {whole} bytes" in out
 
 
 def test_hub_file_with_another_hash_is_refused_and_nothing_placed(hub, demo, tmp_path, capsys):

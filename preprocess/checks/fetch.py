@@ -180,6 +180,8 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
         if absent:
             more = f" and {len(absent) - 1} more" if absent[1:] else ""
             raise RawDataError(f"{repo} (commit {commit}) has no file {absent[0]}{more}; the release names it")
+        needed, whole = sum(listing[p].size for p in chosen), sum(e.size for e in listing.values())
+        log(f"{repo}: {len(chosen)} needed files, {needed} bytes, of the dataset's {len(listing)} files, {whole} bytes")
         fetched = []
         for path in chosen:
             entry, target = listing[path], base / path
