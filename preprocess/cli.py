@@ -334,8 +334,7 @@ def cmd_download(args) -> int:
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
         left = fetch.download(found, settings.raw_root, args.config)
-        have, _, _ = need.present(found, settings.raw_root)
-        print(f"{found.source.id}: {len(have)} of {len(found.files)} needed files present")
+        print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
         if left:
             print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
     return 0

@@ -105,7 +105,7 @@ def test_download_fetches_only_the_needed_zenodo_files_once(tmp_path, capsys):
         assert site.gets == [("bloodmnist.npz", None)]  # BloodMNIST reads bloodmnist.npz alone
         assert main(["download", "medmnist", "--config", str(config)]) == 0
         assert site.gets == [("bloodmnist.npz", None)]  # the second run fetched nothing
-    assert "medmnist: 1 of 1 needed files present" in capsys.readouterr().out
+    assert "  medmnist: 1 of 1 needed files present\n" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "raw" / "MedMNIST").iterdir()) == ["bloodmnist.npz"]
 
 
@@ -159,7 +159,7 @@ def test_hub_download_fetches_only_the_needed_files_verified_and_once(hub, demo,
     assert main(["download", "ct_rate", "--config", str(config)]) == 0
     assert len(site.gets) == gets  # a second run fetches nothing
     out = capsys.readouterr().out
-    assert "ct_rate: 4 of 4 needed files present" in out
+    assert "  ct_rate: 4 of 4 needed files present\n" in out
     needed, whole = sum(len(files[n]) for n in NEEDED), sum(map(len, files.values()))
     assert f"{CT_RATE}: 4 needed files, {needed} bytes, of the dataset's {len(files)} files, {whole} bytes" in out
 
@@ -193,3 +193,17 @@ def test_an_unreachable_hub_is_one_line(demo, tmp_path, capsys, monkeypatch):
     assert main(["download", "ct_rate", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert f"{CT_RATE}: cannot reach the Hub" in err and "run again" in err and "unexpected" not in err
+
+
+def test_credentialed_sites_get_the_commands_to_run(tmp_path):
+    from preprocess.checks.fetch import commands
+
+    registry = load_registry()
+    assert commands(registry.source("vindr_cxr"), "/r", "v.txt", "my.yaml") == [
+        "medheb need vindr_cxr --urls --config my.yaml > v.txt",
+        "wget -N -c -x -nH --cut-dirs=3 --user <your PhysioNet user> --ask-password -i v.txt -P '/r/vindr-cxr'",
+    ]
+    (competition,) = commands(registry.source("aptos2019"), "/r", "a.txt")
+    assert competition.startswith("kaggle competitions download -c aptos2019-blindness-detection -p '/r/")
+    (dataset,) = commands(registry.source("brain_tumor_mri"), "/r", "b.txt")
+    assert dataset.startswith("kaggle datasets download -d masoudnickparvar/brain-tumor-mri-dataset -p '/r/")

@@ -27,7 +27,7 @@ _BLOCK = 1 << 20
 _PIECE = 1 << 16  # written as it arrives: a dropped connection loses at most this much of what came
 HF_DATASET = re.compile(r"^https://huggingface\.co/datasets/([^/]+/[^/?#]+)")
 PHYSIONET = re.compile(r"^https://physionet\.org/content/([^/]+)/([^/]+)/?")
-KAGGLE = re.compile(r"^https://www\.kaggle\.com/(datasets|competitions)/([^/?#]+(?:/[^/?#]+)?)")
+KAGGLE = re.compile(r"^https://www\.kaggle\.com/(?:datasets/([^/?#]+/[^/?#]+)|competitions/([^/?#]+))")
 STAGING = ".medheb-download"  # inside the source's raw folder: same file system, so the final move is a rename
 
 
@@ -78,9 +78,9 @@ def commands(source, raw_root, list_file: str, config: str | None = None) -> lis
             f"-i {list_file} -P '{target}'",
         ]
     if kaggle:
-        kind, name = kaggle.groups()
-        flag = "-d" if kind == "datasets" else "-c"
-        return [f"kaggle {kind} download {flag} {name} -p '{target}'  # then unzip there; Kaggle serves whole archives"]
+        dataset, competition = kaggle.groups()
+        what = f"datasets download -d {dataset}" if dataset else f"competitions download -c {competition}"
+        return [f"kaggle {what} -p '{target}'  # then unzip there: Kaggle serves whole archives"]
     return [f"see `medheb info {source.id}`: {source.download} offers no per-file download"]
 
 
