@@ -293,7 +293,8 @@ def cmd_check(args) -> int:
         for line in releasenames.missing_for_build(registry, subset, settings)
     ]
     if release:
-        print("\nRelease files missing (they alone name the images of record-driven subsets):\n" + "\n".join(release))
+        heading = "Release files missing or unreadable (they alone name the images of record-driven subsets):"
+        print(f"\n{heading}\n" + "\n".join(release))
     from preprocess.checks import need
 
     counted = need.check_lines(need.needs(settings, registry, list(checks)), settings.raw_root, args.results)
@@ -451,7 +452,8 @@ def _print_validation(all_reports, states: dict, registry, data_basedir: Path, s
     from preprocess.reports import summaries
 
     print(summaries.validation_table(all_reports) if all_reports else "no task files found")
-    for show in (summaries.failures_text, summaries.warnings_text, summaries.unproduced_text):
+    shown = (summaries.failures_text, summaries.warnings_text, summaries.unloadable_text, summaries.unproduced_text)
+    for show in shown:
         text = show(all_reports)
         if text:
             print("\n" + text)
@@ -778,7 +780,10 @@ def _args_attest(p) -> None:
     p.add_argument(
         "--out", help="the fingerprint file to write (with --compare and a tree: default RESULTS/attest/mine.tsv)"
     )
-    p.add_argument("--compare", metavar="THEIRS", help="fingerprint file to compare with (exit 1 on any difference)")
+    p.add_argument(
+        "--compare", metavar="THEIRS", help="fingerprint file to compare with (or a pipe: -, <(command)); exit 1 "
+        "on any difference",
+    )  # fmt: skip
     p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
     p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
     p.add_argument("--limit", type=int, default=20, help="differing paths listed per kind (default 20)")

@@ -284,6 +284,98 @@ def test_attest_without_out_or_compare_says_what_it_needs(tmp_path, built):
     assert done.returncode == 2 and "attest needs --out FILE" in done.stderr
 
 
+# --- reading: pipes, escapes, the header -----------------------------------------------------------------
+
+DIGEST = "0" * 64
+SMALL = (  # a fingerprint file in the documented format: the format line, the header, the column names, entries
+    "# MedHEB-Bench pixel fingerprints, format 1 (written by hand)\n"
+    f"# tree\t{DIGEST}\t2\n"
+    f"# subset\t2D_Task/APTOS\t{DIGEST}\t2\n"
+    f"{COLUMNS}\n"
+    f"2D_Task/APTOS\t2D_Images/APTOS/a.png\tok\tL\tuint8\t2x2\t{'1' * 64}\n"
+    f"2D_Task/APTOS\t2D_Images/APTOS/b.png\tok\tL\tuint8\t2x2\t{'2' * 64}\n"
+)
+SAME = "the trees hold the same pixels"
+
+
+def _small(folder: Path, name: str = "mine.tsv") -> Path:
+    path = folder / name
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def _run(command, timeout: float = 120, **options) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=timeout, **options)
+
+
+def test_compare_reads_process_substitution_and_standard_input_once(tmp_path):
+    mine = _small(tmp_path)
+    command = f"{sys.executable} -m preprocess attest --compare <(cat {mine}) {mine}"
+    done = _run(["bash", "-c", command])
+    assert done.returncode == 0 and SAME in done.stdout, done.stderr
+    for name in ("/dev/stdin", "-"):
+        with open(mine, "rb") as stdin:
+            done = _run([sys.executable, "-m", "preprocess", "attest", "--compare", name, str(mine)], stdin=stdin)
+        assert done.returncode == 0 and SAME in done.stdout, (name, done.stderr)
+
+
+def test_compare_reads_a_named_pipe_its_writer_fills(tmp_path):
+    mine = _small(tmp_path)
+    fifo = tmp_path / "theirs.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "preprocess", "attest", "--compare", str(fifo), str(mine)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        with open(fifo, "w", encoding="utf-8") as writer:  # blocks until attest opens the pipe to read
+            writer.write(SMALL)
+        out, err = reader.communicate(timeout=120)
+    finally:
+        reader.kill()  # nothing left once it has ended; a reader waiting for a second writer does not outlive the test
+    assert reader.returncode == 0 and SAME in out, err
+
+
+def test_compare_on_a_named_pipe_without_a_writer_stops_with_its_name(tmp_path):
+    """Opening a FIFO blocks until a writer comes: attest waits a bounded time (FIFO_WAIT, shortened here)."""
+    mine = _small(tmp_path)
+    fifo = tmp_path / "nobody-writes.fifo"
+    os.mkfifo(fifo)
+    code = (
+        "import sys; from preprocess.checks import attest; attest.FIFO_WAIT = 0.5; from preprocess.cli import main; "
+        f"sys.exit(main(['attest', '--compare', {str(fifo)!r}, {str(mine)!r}]))"
+    )
+    done = _run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 2 and "unexpected" not in done.stderr and "Traceback" not in done.stderr
+    assert f"{fifo} is a named pipe (FIFO) that no program wrote to in 0.5 s" in done.stderr
+
+
+def test_a_lone_surrogate_in_a_path_reads_back_exactly(tmp_path):
+    """A task file may name `a\udc80.png` (JSON's \udc80 escape): the file holds the escape text, which reads
+    back as the same character, so the file compares equal to itself and its order holds. A literal backslash
+    before `udc80`, a tab and a newline keep their own escapes."""
+    from preprocess.checks import attest
+
+    paths = sorted(["2D_Images/X/aZ.png", "2D_Images/X/a_.png", "2D_Images/X/a\udc80.png", "2D_Images/X/b\\udc80.png",
+                    "2D_Images/X/c\td\ne.png"])  # fmt: skip
+    out = tmp_path / "mine.tsv"
+    attest.write_entries(out, [attest.Entry("2D_Task/X", path, "missing") for path in paths])
+    written = out.read_bytes()
+    assert b"\t2D_Images/X/a\\udc80.png\t" in written and b"\t2D_Images/X/b\\\\udc80.png\t" in written
+    assert [entry.path for entry in attest.read_entries(out)] == paths
+    done = _cli("attest", "--compare", out, out, cwd=tmp_path)
+    assert done.returncode == 0 and SAME in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("count", ["²", "٣", "x", ""])
+def test_a_subset_count_that_is_not_ascii_digits_names_the_file_and_line(tmp_path, count):
+    theirs = tmp_path / "theirs.tsv"
+    theirs.write_text(SMALL.replace(f"{DIGEST}\t2\n{COLUMNS}", f"{DIGEST}\t{count}\n{COLUMNS}"), encoding="utf-8")
+    done = _cli("attest", "--compare", theirs, _small(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2 and "unexpected" not in done.stderr, done.stderr
+    assert f"{theirs}, line 3: a subset line holds" in done.stderr
+
+
 # --- the registry's published fingerprints, in status --------------------------------------------------
 
 

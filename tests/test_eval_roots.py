@@ -15,7 +15,9 @@ import yaml
 from conftest import added_subsets
 from preprocess.checks.validate import validate_subset
 from preprocess.cli import main
+from preprocess.demo import RELEASE
 from preprocess.demo.images import encode, pattern
+from preprocess.registry import records
 from preprocess.registry.loader import load_registry
 from seed_tree import seed_layout
 
@@ -60,8 +62,8 @@ def _record(parser: str, path: str) -> dict:
             "qry_img_path": path,
             "tgt_inst": "Match",
             "tgt_text": ["<|image_1|>\n"],
-            "tgt_img_path": [[path]],
-        }  # a list holding one list
+            "tgt_img_path": [path],
+        }  # each element one path: the loader cannot read a list holding a list (the nested VinDr records below)
     if parser == "volume_i2t":
         return {
             "qry_inst": "<|video_1|>",
@@ -110,6 +112,7 @@ def test_a_tree_laid_out_as_the_evaluation_joins_paths_validates(tmp_path, capsy
     registry = load_registry()
     reports = [r for s in registry.subsets for r in validate_subset(registry, s, tmp_path)]
     assert len(reports) == sum(len(s.tasks) for s in registry.subsets) and all(r.passed for r in reports)
+    assert not any(r.unloadable for r in reports) and "cannot read some records" not in out
     assert sum(r.paths for r in reports) > 100
     text = next(r for r in reports if r.file == "Text_Task/PubMedQA/PubMedQA_test.json")
     assert (text.records, text.paths) == (1, 0)  # a text record has no image field, and needs none
@@ -180,3 +183,110 @@ def _paths(value):
     elif isinstance(value, list):
         for item in value:
             yield from _paths(item)
+
+
+# --- what the evaluation's loaders can read -------------------------------------------------------------------
+# What each loader's _prepare (src/evaluation/mediem/data/datasets/*.py of ziz-797/MedEEEEMbed) hands to
+# os.path.join(image_root, p), written out from their code; os.path.join takes strings only.
+
+
+def _joined_by_loader(parser: str, record: dict) -> list:
+    if parser == "text_qa":  # text_t2t.py: no image field
+        return []
+    joined = []
+    if parser in ("image_cls", "image_qa", "image_i2i", "image_i2i_vg"):  # _resolve_images: a str, or each element
+        query = record["qry_img_path"]
+        joined += [query] if isinstance(query, str) else list(query)
+    if parser in ("image_i2i", "image_i2i_vg"):  # image_i2i.py: one join per element of tgt_img_path
+        joined += list(record["tgt_img_path"])
+    if parser == "image_t2i":  # image_t2i.py: one join per pair of zip(tgt_text, tgt_img_path)
+        joined += [path for _, path in zip(record["tgt_text"], record["tgt_img_path"], strict=False)]
+    if parser in ("volume_i2t", "volume_i2i"):  # volume_*.py: a list's elements, or [value]
+        query = record["qry_img_path"]
+        joined += query if isinstance(query, list) else [query]
+    if parser in ("volume_t2i", "volume_i2i"):  # each candidate: a list's elements, or [element]
+        for group in record["tgt_img_path"]:
+            joined += group if isinstance(group, list) else [group]
+    return joined
+
+
+def _loader_reads(parser: str, record: dict) -> bool:
+    try:
+        for path in _joined_by_loader(parser, record):
+            os.path.join("/DATA_BASEDIR/root", path)
+    except TypeError:
+        return False
+    return True
+
+
+I2I = {"qry_inst": "<|image_1|> Locate:", "qry_text": "x", "qry_img_path": "q.png", "tgt_inst": "Match"}
+VOLUME = {"qry_inst": "<|video_1|>", "qry_text": "a CT"}
+LOADER_CASES = [  # parser, record (each passes the task schema), whether the loader reads it
+    ("image_cls", {"qry_text": "", "qry_img_path": ["a.png", "b.png"], "tgt_text": ["x", "y"]}, True),
+    ("image_qa", {"qry_text": "why?", "qry_img_path": "a.png", "tgt_text": ["x"]}, True),
+    ("image_i2i", {**I2I, "tgt_text": ["<|image_1|>\n"], "tgt_img_path": ["a.png", "b.png"]}, True),
+    ("image_i2i", {**I2I, "tgt_text": ["<|image_1|>\n"], "tgt_img_path": [["a.png", "b.png"]]}, False),
+    ("image_i2i_vg", {**I2I, "tgt_text": ["<|image_1|>\n"], "tgt_img_path": [["a.png"]]}, False),
+    ("image_t2i", {"qry_text": "x", "tgt_text": ["", ""], "tgt_img_path": ["a.png", ["b.png"]]}, False),
+    ("image_t2i", {"qry_text": "x", "tgt_text": [""], "tgt_img_path": ["a.png", ["b.png"]]}, True),  # zip stops
+    ("volume_i2t", {**VOLUME, "qry_img_path": ["s0.png", "s1.png"], "tgt_text": ["x"]}, True),
+    ("volume_i2t", {**VOLUME, "qry_img_path": "s0.png", "tgt_text": ["x"]}, True),
+    ("volume_t2i", {**VOLUME, "tgt_text": [""], "tgt_img_path": [["s0.png", "s1.png"], "v.png"]}, True),
+    ("volume_i2i", {**VOLUME, "qry_img_path": "q.png", "tgt_text": [""], "tgt_img_path": [["s0.png"]]}, True),
+    ("text_qa", {"qry_inst": "Answer:", "qry_text": "Why?", "tgt_text": ["Because."]}, True),
+]
+
+
+@pytest.mark.parametrize(("parser", "record", "reads"), LOADER_CASES)
+def test_validate_flags_exactly_the_records_the_evaluation_loader_cannot_read(parser, record, reads):
+    assert not records.task_record_problems(record, parser)  # each is a valid task record
+    assert _loader_reads(parser, record) == reads  # the rule, as stated above
+    flagged = records.unloadable([(0, record)], parser)
+    assert [item["record"] for item in flagged] == ([] if reads else [0])
+
+
+NESTED_VINDR = {("2D_Task/VindrCXR/VinDr-CXR_test.json", 0), ("2D_Task/VindrMammo/VindrMammo_test.json", 0)}
+
+
+def test_the_evaluation_loaders_read_every_demo_record_but_the_nested_vindr_crops():
+    registry = load_registry()
+    parsers = {f"{s.group}/{s.folder}/{t.file}": t.parser for s in registry.subsets for t in s.tasks}
+    files = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.glob("*_Task/*/*.json"))
+    assert len(files) == 86 and set(files) <= set(parsers)
+    unreadable = set()
+    for name in files:
+        for number, record in enumerate(json.loads((RELEASE / name).read_text(encoding="utf-8"))):
+            if not _loader_reads(parsers[name], record):
+                unreadable.add((name, number))
+    assert unreadable == NESTED_VINDR  # the authors' VinDr scripts write several crops as [[...]]
+    reports = [r for s in registry.subsets for r in validate_subset(registry, s, RELEASE)]
+    assert {(r.file, item["record"]) for r in reports for item in r.unloadable} == NESTED_VINDR
+
+
+def test_validate_and_eval_config_warn_of_the_nested_vindr_records_without_failing(tmp_path, capsys):
+    base = tmp_path / "DATA_BASEDIR"
+    registry = load_registry()
+    for key in ("2D_Task/VindrCXR", "2D_Task/VindrMammo"):
+        subset = registry.subset(key)
+        for task in subset.tasks:
+            shutil.copytree(RELEASE / key, base / key, dirs_exist_ok=True)
+            for record in json.loads((base / key / task.file).read_text(encoding="utf-8")):
+                for path in _paths([record["qry_img_path"], record["tgt_img_path"]]):
+                    (base / task.image_root / path).parent.mkdir(parents=True, exist_ok=True)
+                    (base / task.image_root / path).write_bytes(PNG)
+    assert main(["validate", str(base), "--subset", "VindrCXR", "VindrMammo"]) == 0  # a warning, not a failure
+    out = capsys.readouterr().out
+    reason = (
+        "record 0: an element of tgt_img_path is a list, where the image_i2i loader takes each element as one path "
+        "and joins it to the image root (os.path.join raises TypeError)"
+    )
+    lines = [
+        f"  2D_Task/VindrCXR/VinDr-CXR_test.json: 1 of 4 records: {reason}",
+        f"  2D_Task/VindrMammo/VindrMammo_test.json: 1 of 2 records: {reason}",
+    ]
+    assert "valid: 2 of 2 task files resolve every path" in out
+    assert [line for line in out.splitlines() if "records: record" in line] == lines
+    assert main(["eval-config", str(base), "--out", str(tmp_path / "eval")]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if "records: record" in line] == lines
+    assert "cannot read some records as published" in out

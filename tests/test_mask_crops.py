@@ -10,7 +10,8 @@ plain slicing) and compares what the conversion wrote. The rules (Processing_Cod
   {split}_label keys (not the per-category ones), RGB even for gray ultrasound, crops under 28 px dropped with
   their image. Names images/{split}_{i:05d}_{flag}.png and ..._crop.png.
 - PanNuke_VG: every parquet row, RGB PNG; one box per instance mask grown to 28 px around its centre
-  (start = round(centre - size / 2), halves to even), shifted inside.
+  (start = round(centre - size / 2), halves to even), shifted inside; a category outside 0..4 is cropped as
+  class_<id> (PanNuke/Preprocess.py: get_class_name, then the name lower-cased and sanitised).
 """
 
 from __future__ import annotations
@@ -310,6 +311,49 @@ def test_pannuke_vg_rows_instances_and_grown_boxes(demo, capsys):
         assert np.array_equal(_png(root / "images" / tag / f"{tag}_{row:06d}.png"), picture)
     for name, (rows, cols) in crops.items():
         assert np.array_equal(_png(root / "crops" / tag / name), pictures[int(name.split("_")[1])][rows, cols])
+
+
+def test_pannuke_vg_category_outside_the_five_classes_is_cropped_as_class_id(demo):
+    """The script names a category it does not know `class_<id>` (sanitised, lower case) and crops it like
+    any other nucleus: nothing is left out."""
+    rng = np.random.default_rng(7)
+    picture = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    table = pa.table(
+        {
+            "image": pa.array([{"bytes": _png_bytes(picture), "path": None}], IMAGE),
+            "instances": pa.array(
+                [[_nucleus(10, 10, 40, 40), _nucleus(50, 2, 53, 6), _nucleus(3, 30, 33, 60)]], pa.list_(IMAGE)
+            ),
+            "categories": pa.array([[7, -1, 3]], pa.list_(pa.int64())),
+            "tissue": pa.array([3], pa.int64()),
+        }
+    )
+    pq.write_table(table, demo / "raw" / "PanNuke" / "data" / "fold1-00000-of-00001.parquet")
+    without_checksums(demo, "pannuke")
+    _convert(demo_settings(demo), "PanNuke_VG")
+    tag = "fold1-00000-of-00001"
+    folder = demo / "DATA_BASEDIR" / "2D_Images" / "PanNuke_VG" / "crops" / tag
+    crops = {  # name -> (rows, columns) of the picture
+        f"{tag}_000000_class_7_000.png": (slice(10, 40), slice(10, 40)),  # 30 x 30: not grown
+        f"{tag}_000000_class_-1_001.png": (slice(0, 28), slice(36, 64)),  # 3 x 4, grown and shifted inside
+        f"{tag}_000000_dead_002.png": (slice(30, 60), slice(3, 33)),  # a known category beside them
+    }
+    assert sorted(os.listdir(folder)) == sorted(crops)
+    for name, (rows, cols) in crops.items():
+        assert np.array_equal(_png(folder / name), picture[rows, cols]), name
+
+
+@pytest.mark.parametrize(
+    ("category", "name"),
+    [(5, "class_5"), (-1, "class_-1"), (None, "class_none"), (float("nan"), "class_nan"),
+     (float("inf"), "class_inf"), ("x y", "class_x_y")],
+)  # fmt: skip
+def test_pannuke_vg_class_name_of_any_category(category, name):
+    """get_class_name (CLASS_MAP, else class_<int(id)>, else class_<id as printed>), lower-cased, then runs of
+    other characters than word, '-' and '.' as one '_'."""
+    from preprocess.convert.mask_bbox_crop import _class_name
+
+    assert _class_name(["neoplastic", "inflammatory", "connective", "dead", "epithelial"], category) == name
 
 
 # --- the demo's task JSONs -----------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ The file (FORMAT), one line per image, tab-separated, sorted by subset then path
     subset  path  status  mode  dtype  shape  sha256
 
 - path: relative to DATA_BASEDIR, normalised ('a/./b' is 'a/b'), as named: a link is not followed in the name.
+  A backslash, tab, newline and carriage return in a name are written \\\\, \\t, \\n, \\r; a lone surrogate (no
+  UTF-8 for it: a task file's JSON escape) as \\udxxx. Each reads back as the character written.
 - status: ok; missing (no file, or a broken link); undecodable (Pillow cannot decode it, or not a regular
   file); unsafe (the path climbs out of its root, is absolute, or a link leads outside the allowed folders).
 - mode: Pillow's mode of the decoded image (L, RGB, I;16, ...); dtype and shape: the NumPy array of its
@@ -30,11 +32,14 @@ libraries that decoded the images; the versions are not digested.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import heapq
 import os
 import posixpath
+import re
+import select
 import stat
 import sys
 import warnings
@@ -108,14 +113,17 @@ def _escape(text: str) -> str:
     return text.translate(_ESCAPE_TABLE)
 
 
+_UNESCAPES = {value[1]: key for key, value in _ESCAPES.items()}
+# what `_escape` and the ENCODING_ERRORS of the writer put after a backslash: one of _ESCAPES, or the code of a
+# lone surrogate (the only characters UTF-8 cannot encode), as backslashreplace writes it
+_ESCAPED = re.compile(r"\\(?:([\\tnr])|u(d[89a-f][0-9a-f]{2}))")
+
+
 def _unescape(text: str) -> str:
+    """The text `_escape` and the writer's encoding were given: every escape they write reads back exactly."""
     if "\\" not in text:
         return text
-    back = {value[1]: key for key, value in _ESCAPES.items()}
-    out, chars = [], iter(text)
-    for char in chars:
-        out.append(back.get(next(chars, ""), "\\") if char == "\\" else char)
-    return "".join(out)
+    return _ESCAPED.sub(lambda m: _UNESCAPES[m[1]] if m[1] else chr(int(m[2], 16)), text)
 
 
 # --- decoding (runs in the worker processes) -------------------------------------------------------------
@@ -239,7 +247,7 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
     named = Named(subset)
     for task in subset.tasks:
         path = task_folder / task.file
-        if not path.is_file():
+        if not os.path.lexists(path):  # a FIFO or a link to nothing is named below, not passed over
             continue
         root = layout.task_image_root(data_basedir, task) or task_folder
         try:
@@ -433,37 +441,86 @@ class Header:
 
 def read_header(path: Path) -> Header:
     """The digests a fingerprint file's header holds (for the report and `status`: no entry is read)."""
-    with _open(path) as handle:
-        return _header(path, handle)[0]
+    with opened(path) as (header, _):
+        return header
 
 
 def read_entries(path: Path) -> Iterator[Entry]:
     """The entries of a fingerprint file, one at a time, checked for their form and their order."""
+    with opened(path) as (_, entries):
+        yield from entries
+
+
+@contextlib.contextmanager
+def opened(path: Path) -> Iterator[tuple[Header, Iterator[Entry]]]:
+    """A fingerprint file opened once and read front to back: its header, then its entries as they are read
+    (a pipe can be read only once)."""
     with _open(path) as handle:
-        _, header_lines = _header(path, handle)
-        previous = None
-        for number, raw in enumerate(handle, start=header_lines + 1):
-            fields = raw.rstrip("\n").split("\t")
-            if len(fields) != len(COLUMNS) or fields[2] not in STATUSES:
-                raise FingerprintFileError(
-                    f"{path}, line {number}: expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)}) "
-                    f"with a status of {', '.join(STATUSES)}; the file was cut or edited: write it again with attest"
-                )
-            entry = Entry(*(_unescape(value) for value in fields))
-            if previous is not None and entry.key <= previous:
-                raise FingerprintFileError(
-                    f"{path}, line {number}: {entry.subset} {entry.path} is out of order (the file is sorted by "
-                    "subset and path); write it again with attest"
-                )
-            previous = entry.key
-            yield entry
+        header, header_lines = _header(path, handle)
+        yield header, _entries(path, handle, header_lines)
+
+
+def _entries(path: Path, handle, header_lines: int) -> Iterator[Entry]:
+    previous = None
+    for number, raw in enumerate(handle, start=header_lines + 1):
+        fields = raw.rstrip("\n").split("\t")
+        if len(fields) != len(COLUMNS) or fields[2] not in STATUSES:
+            raise FingerprintFileError(
+                f"{path}, line {number}: expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)}) "
+                f"with a status of {', '.join(STATUSES)}; the file was cut or edited: write it again with attest"
+            )
+        entry = Entry(*(_unescape(value) for value in fields))
+        if previous is not None and entry.key <= previous:
+            raise FingerprintFileError(
+                f"{path}, line {number}: {entry.subset} {entry.path} is out of order (the file is sorted by "
+                "subset and path); write it again with attest"
+            )
+        previous = entry.key
+        yield entry
+
+
+# How long a named pipe (FIFO) may stay without a writer: opening one blocks until a program opens it to write,
+# forever if none does. A pipe this process holds (standard input, `<(command)`) has its writer already.
+FIFO_WAIT = 60.0  # seconds
+_HELD = re.compile(r"-|/dev/stdin|/dev/fd/(\d+)|/proc/self/fd/(\d+)")
 
 
 def _open(path: Path):
+    """The file as one text stream, opened once. `-`, /dev/stdin and /dev/fd/N (what `<(command)` passes)
+    are read from the descriptor this process holds, for as long as their writer takes; a named pipe waits
+    at most FIFO_WAIT seconds for its first bytes."""
     try:
-        return open(path, encoding="utf-8", errors="surrogateescape", newline="\n")
+        fd = _held_descriptor(path)
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe without a writer does not block here
+            try:
+                kind = os.fstat(fd).st_mode
+                if stat.S_ISDIR(kind):
+                    raise FingerprintFileError(f"{path} is a folder, not a fingerprint file")
+                if stat.S_ISFIFO(kind):
+                    _wait_for_writer(path, fd)
+                os.set_blocking(fd, True)
+            except BaseException:
+                os.close(fd)
+                raise
+        return open(fd, encoding="utf-8", errors="surrogateescape", newline="\n")
     except OSError as exc:
         raise FingerprintFileError(f"cannot read fingerprint file {path}: {exc.strerror or exc}") from None
+
+
+def _held_descriptor(path: Path) -> int | None:
+    """A copy of the descriptor `path` names in this process (standard input, /dev/fd/N), or None."""
+    match = _HELD.fullmatch(os.fspath(path))
+    return None if match is None else os.dup(int(match[1] or match[2] or 0))
+
+
+def _wait_for_writer(path: Path, fd: int) -> None:
+    readable, _, _ = select.select([fd], [], [], FIFO_WAIT)
+    if not readable:
+        raise FingerprintFileError(
+            f"{path} is a named pipe (FIFO) that no program wrote to in {FIFO_WAIT:g} s: start the program that "
+            "writes it before attest, or give the file itself, `-` (standard input) or <(command)"
+        )
 
 
 def _header(path: Path, handle) -> tuple[Header, int]:
@@ -481,7 +538,12 @@ def _header(path: Path, handle) -> tuple[Header, int]:
             header.decoder = fields[1]
         elif fields[0] == "# tree" and len(fields) == 3:
             header.tree = fields[1]
-        elif fields[0] == "# subset" and len(fields) == 4 and fields[3].isdigit():
+        elif fields[0] == "# subset":
+            if len(fields) != 4 or not (fields[3].isascii() and fields[3].isdigit()):
+                raise FingerprintFileError(
+                    f"{path}, line {number}: a subset line holds '# subset', the subset, its digest and its image "
+                    "count (ASCII digits), tab-separated; the file was cut or edited: write it again with attest"
+                )
             header.subsets[fields[1]] = fields[2]
             header.images[fields[1]] = int(fields[3])
         elif tuple(fields) == COLUMNS:
@@ -532,7 +594,13 @@ def compare(theirs: Path, mine: Path) -> tuple[list[SubsetComparison], tuple[Hea
                 }
             )
 
-    their_entries, my_entries = read_entries(theirs), read_entries(mine)
+    with opened(theirs) as (their_header, their_entries), opened(mine) as (my_header, my_entries):
+        _walk(their_entries, my_entries, note)
+    return [found[k] for k in sorted(found)], (their_header, my_header)
+
+
+def _walk(their_entries: Iterator[Entry], my_entries: Iterator[Entry], note) -> None:
+    """Both sorted files side by side: `note` each path as equal, different, or on one side only."""
     their, my = next(their_entries, None), next(my_entries, None)
     while their is not None or my is not None:
         if my is None or (their is not None and their.key < my.key):
@@ -551,7 +619,6 @@ def compare(theirs: Path, mine: Path) -> tuple[list[SubsetComparison], tuple[Hea
             else:
                 note(EQUAL if (their.status, *their.pixels()) == (my.status, *my.pixels()) else DIFFERENT, their, my)
             their, my = next(their_entries, None), next(my_entries, None)
-    return [found[k] for k in sorted(found)], (read_header(theirs), read_header(mine))
 
 
 def differs(comparisons: list[SubsetComparison]) -> bool:

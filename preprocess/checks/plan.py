@@ -11,6 +11,12 @@ from preprocess.registry.loader import Registry
 
 BUILD, VALIDATE, SKIP = "build", "validate", "skip"
 RELEASE_MISSING = "release file missing"  # a record-driven subset without the release file naming its outputs
+RELEASE_UNREADABLE = "release file unreadable"  # ... with one that exists but cannot be read
+
+
+def release_reason(lines: list[str]) -> str:
+    """Why a record-driven subset is not built, from releasenames.missing's lines."""
+    return RELEASE_UNREADABLE if any(releasenames.UNREADABLE in line for line in lines) else RELEASE_MISSING
 
 
 @dataclass
@@ -40,7 +46,7 @@ def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], sett
     problems = subset_missing(registry, subset, checks, settings=settings)
     release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
     if release and not problems:
-        return SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release)
+        return SubsetPlan(subset.key, SKIP, release_reason(release), release)
     if not problems:
         return SubsetPlan(subset.key, BUILD)
     bad = sorted({p.split(":")[0] for p in problems})

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import UnsafePathError
-from preprocess.formats.fsutil import is_within, open_regular, safe_relative
+from preprocess.formats import releasefile
+from preprocess.formats.fsutil import is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
 from preprocess.registry import layout, records, trainlist
 from preprocess.registry.loader import Registry, Subset
@@ -44,6 +44,8 @@ class JsonReport:
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # loadability: fields whose type changes across records
     unproduced: list[str] = field(default_factory=list)  # Train_Data paths absent that no conversion wrote
+    # records the evaluation's loader for the file's parser cannot read as published: {"record", "reason"}
+    unloadable: list[dict] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -123,30 +125,15 @@ class PathChecker:
 
 def load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
     """(number, record) of each record of a task file (its index; in a JSONL its 0-based line number, as
-    trainlist numbers records), or raise ValueError naming the problem."""
-    with open_regular(path) as handle:  # a FIFO named like a task file would block a plain read forever
-        text = handle.read().decode("utf-8-sig")
-    if jsonl:
-        rows = []
-        # lines end at "\n" only: splitlines() would also cut a record at a U+2028 or U+0085 inside a string
-        for number, line in enumerate(text.split("\n")):
-            if line.strip():
-                try:
-                    rows.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"line {number + 1} is not valid JSON: {exc.msg}") from None
-                except RecursionError:
-                    raise ValueError(f"line {number + 1} nests lists or objects too deep to read") from None
-        return rows
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise ValueError("lists or objects nested too deep to read") from None
-    if not isinstance(data, list):
-        raise ValueError(f"expected a JSON list of records, got {type(data).__name__}")
-    return list(enumerate(data))
+    trainlist numbers records), or raise ValueError naming the problem (releasefile: the one reader of the
+    release's files; here a broken JSONL line fails its whole file)."""
+    if not jsonl:
+        return list(enumerate(releasefile.read_task_json(path)))
+    rows = releasefile.read_jsonl(path)
+    broken = next((row for _, row in rows if isinstance(row, releasefile.BrokenLine)), None)
+    if broken is not None:
+        raise ValueError(broken.reason)
+    return rows
 
 
 def validate_file(
@@ -176,6 +163,8 @@ def validate_file(
             report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
         return report
     report.warnings = records.mixed_types([row for _, row in rows]) if answers else []
+    if not jsonl:  # a warning, not a failure: the records stay as the release publishes them
+        report.unloadable = records.unloadable(rows, parser)
     for index, row in rows:
         problems = records.train_record_problems(row) if jsonl else records.task_record_problems(row, parser)
         if problems:
@@ -261,7 +250,7 @@ def validate_subset(
     reports = []
     for name, parser, root in listed:
         path = folder / name
-        if path.exists():
+        if os.path.lexists(path):  # a link to nothing or a FIFO is reported, not passed over
             shown = f"{subset.group}/{subset.folder}/{name}"
             reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
     if reports:

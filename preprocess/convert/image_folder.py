@@ -87,7 +87,7 @@ def _named_by_records(ctx, matches: list[Path]) -> list[tuple[Path, str]]:
         for path in record.paths:
             first.setdefault(path, record)
     subset_dir = Path(os.path.normpath(ctx.subset_dir))
-    items, bad = [], []
+    items, bad = [], releasenames.unsafe_items(named)
     for path, record in sorted(first.items()):
         where = f"{record.file} record {record.number}"
         relative = os.path.relpath(data_basedir / path, subset_dir)

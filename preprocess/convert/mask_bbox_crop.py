@@ -315,9 +315,6 @@ class PanNuke:
         for inst, (instance, category) in enumerate(zip(instances, categories, strict=False)):
             item = f"{where} instance {inst}"
             label = _class_name(ctx.params["classes"], category)
-            if label is None:
-                tally.skip("category outside `classes`", item)
-                continue
             try:
                 mask = _decode_mask((instance or {}).get("bytes"))
             except RawDataError:
@@ -340,18 +337,27 @@ def _decode_mask(data: bytes | None) -> np.ndarray:
         raise RawDataError(str(exc)) from None
 
 
-def _class_name(classes: list[str], category) -> str | None:
+def _class_name(classes: list[str], category) -> str:
+    """The crop's class as the grounding script names it: `classes[id]` for an id in range, otherwise
+    `class_<id>` (the id as an integer when it is one, else its text), lower-cased and sanitised. The script
+    crops a nucleus of an unknown category like any other, under that name."""
     try:
         number = int(category)
-    except (TypeError, ValueError):
-        return None
-    return classes[number] if 0 <= number < len(classes) else None
+    except (TypeError, ValueError, OverflowError):  # None, text, NaN, infinity: the script names them as printed
+        name = f"class_{category}"
+    else:
+        name = classes[number] if 0 <= number < len(classes) else f"class_{number}"
+    return _sanitised(name.lower())
 
 
 def _tag(path: Path, data_folder: Path) -> str:
-    """The parquet path under data/ without suffix, runs of other characters than word, '-' and '.' as one '_'."""
-    tag = re.sub(r"[^\w\-.]+", "_", path.relative_to(data_folder).with_suffix("").as_posix())
-    return re.sub(r"_+", "_", tag).strip("_")
+    """The parquet path under data/ without suffix, sanitised."""
+    return _sanitised(path.relative_to(data_folder).with_suffix("").as_posix())
+
+
+def _sanitised(text: str) -> str:
+    """Runs of other characters than word, '-' and '.' as one '_', runs of '_' as one, none at either end."""
+    return re.sub(r"_+", "_", re.sub(r"[^\w\-.]+", "_", text)).strip("_")
 
 
 # --- the kind -----------------------------------------------------------------------------------------------

@@ -129,12 +129,14 @@ def plan(ctx) -> list[tuple[str, str, int]]:
     queries = [QUERIES[side](r.record) for r in named]  # by position: a record holds a dict, never hashed
     match = _Match(files, recipe, {q for q in queries if q is not None})
     tried = f"the {len(files)} files {ctx.params['files']} of {ctx.raw_dir(ctx.params.get('source'))}"
-    bad: list[tuple[str, str]] = []
+    bad: list[tuple[str, str]] = releasenames.unsafe_items(named)
     by_path: dict[str, list[int]] = defaultdict(list)
     for index, record in enumerate(named):
         for path in record.paths:
             by_path[path].append(index)
         query = queries[index]
+        if not record.paths:  # its paths are all unsafe: a bad item already, no image to find
+            continue
         if query is None:
             field = "qry_text" if side == releasenames.TEST else "its last user message"
             bad.append((_where(record), f"{_where(record)}: no question text to match (in {field})"))

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import yaml
 
+from preprocess.checks.validate import load_records
 from preprocess.formats.fsutil import atomic_write_text
-from preprocess.registry.loader import GROUPS, Registry
+from preprocess.registry import records
+from preprocess.registry.loader import GROUPS, Registry, Subset, Task
+from preprocess.reports.summaries import unloadable_line
 
 HEADER = (
     "# Written by `python -m preprocess eval-config` for the task files built under DATA_BASEDIR.\n"
@@ -16,9 +19,9 @@ HEADER = (
 )
 
 
-def entries(registry: Registry, data_basedir: Path) -> dict[str, dict[str, dict]]:
-    """Config file name -> {entry: fields} for every task file that exists and whose image root exists."""
-    configs: dict[str, dict[str, dict]] = {f"{group}.yaml": {} for group in GROUPS}
+def listed(registry: Registry, data_basedir: Path) -> list[tuple[Subset, Task, str]]:
+    """(subset, task, data_path) of every task file that exists and whose image root exists."""
+    found = []
     for subset in registry.subsets:
         for task in subset.tasks:
             data_path = f"{subset.group}/{subset.folder}/{task.file}"
@@ -26,12 +29,35 @@ def entries(registry: Registry, data_basedir: Path) -> dict[str, dict[str, dict]
                 continue
             if task.image_root is not None and not (data_basedir / task.image_root).is_dir():
                 continue  # not built
-            entry = {"dataset_parser": task.parser, "dataset_name": task.name, "dataset_split": "test"}
-            if task.image_root is not None:
-                entry["image_root"] = task.image_root
-            entry |= {"data_path": data_path, "eval_type": task.type}
-            configs[subset.group_config][task.eval] = entry
+            found.append((subset, task, data_path))
+    return found
+
+
+def entries(registry: Registry, data_basedir: Path) -> dict[str, dict[str, dict]]:
+    """Config file name -> {entry: fields} for every task file that exists and whose image root exists."""
+    configs: dict[str, dict[str, dict]] = {f"{group}.yaml": {} for group in GROUPS}
+    for subset, task, data_path in listed(registry, data_basedir):
+        entry = {"dataset_parser": task.parser, "dataset_name": task.name, "dataset_split": "test"}
+        if task.image_root is not None:
+            entry["image_root"] = task.image_root
+        entry |= {"data_path": data_path, "eval_type": task.type}
+        configs[subset.group_config][task.eval] = entry
     return configs
+
+
+def loader_warnings(registry: Registry, data_basedir: Path) -> list[str]:
+    """Per listed task file whose evaluation loader cannot read some of its records as published (the
+    release's multi-crop VinDr records): how many, their numbers and why (summaries.unloadable_line)."""
+    lines = []
+    for _, task, data_path in listed(registry, data_basedir):
+        try:
+            rows = load_records(data_basedir / data_path, jsonl=False)
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # validate names a task file it cannot read
+        found = records.unloadable(rows, task.parser)
+        if found:
+            lines.append(unloadable_line(data_path, len(rows), found))
+    return lines
 
 
 def write_eval_configs(registry: Registry, data_basedir: Path, out: Path) -> dict[str, int]:

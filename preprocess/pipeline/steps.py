@@ -9,13 +9,13 @@ from pathlib import Path
 
 from preprocess.checks import validate
 from preprocess.checks.plan import (
-    RELEASE_MISSING,
     SKIP,
     SubsetPlan,
     explain_blocked,
     plan_from_json,
     plan_subsets,
     plan_to_json,
+    release_reason,
 )
 from preprocess.checks.rawcheck import SourceCheck, check_all, subset_missing
 from preprocess.checks.validate import Failure, JsonReport
@@ -124,7 +124,7 @@ class Build:
         data_basedir = Path(self.settings.data_basedir)
         release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
         if release:
-            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, RELEASE_MISSING, release)]))
+            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
 
     def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
         """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""
@@ -135,9 +135,9 @@ class Build:
             train_built=splits.wanted(self.settings, chosen) == splits.ALL,
         )  # fmt: skip
         print(summaries.validation_table(found) if found else f"{chosen.key}: no task files")
-        unproduced = summaries.unproduced_text(found)
-        if unproduced:
-            print(unproduced)
+        for text in (summaries.unloadable_text(found), summaries.unproduced_text(found)):
+            if text:
+                print(text)
         files = [
             {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings, "unproduced": r.unproduced}
             for r in found
@@ -239,9 +239,13 @@ class Build:
 
     def eval_config(self, *, out: Path) -> dict[str, int]:
         """The evaluation's config files for the task files built under DATA_BASEDIR."""
-        from preprocess.pipeline.evalconfig import write_eval_configs
+        from preprocess.pipeline.evalconfig import loader_warnings, write_eval_configs
 
-        return write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
+        counts = write_eval_configs(self.registry, self.settings.data_basedir, Path(out))
+        unreadable = loader_warnings(self.registry, self.settings.data_basedir)
+        if unreadable:
+            print("\n".join([summaries.UNLOADABLE_NOTE, *(f"  {line}" for line in unreadable)]))
+        return counts
 
 
 def _conversions(built: list, subset, name: str | None) -> list:
@@ -327,9 +331,9 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     failures = summaries.failures_text(all_reports)
     if failures:
         text += "\n\nFailures:\n" + failures
-    warnings = summaries.warnings_text(all_reports)
-    if warnings:
-        text += "\n\n" + warnings
+    for warnings in (summaries.warnings_text(all_reports), summaries.unloadable_text(all_reports)):
+        if warnings:
+            text += "\n\n" + warnings
     unproduced = summaries.unproduced_text(all_reports)
     if unproduced:
         text += "\n\n" + unproduced

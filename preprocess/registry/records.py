@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from preprocess.errors import UnsafePathError
+from preprocess.formats.fsutil import safe_relative
+
 _TEXT = "a string"
 _TEXT_OR_LIST = "a string or a list of strings"
 _PATHS = "a list of strings or of lists of strings"
@@ -88,6 +91,85 @@ def task_record_images(index: int, record: dict, parser: str | None = None) -> l
     """The image paths of a record that its parser opens (empty strings are placeholders, not paths)."""
     _, image_fields = PARSERS.get(parser, UNKNOWN_PARSER)
     return [ImageRef(index, name, path) for name in image_fields for path in _flatten(record.get(name)) if path != ""]
+
+
+# How each evaluation loader (src/evaluation/mediem/data/datasets/*.py of the evaluation repository) walks an
+# image field to the values it joins to the image root with os.path.join, which takes strings only:
+_ONE_OR_EACH = "one_or_each"  # a string is one path, otherwise each element is one (image_i2t, image_i2i queries)
+_EACH = "each"  # each element is one path (image_i2i targets)
+_EACH_PAIRED = "each_paired"  # each element zipped with tgt_text is one path (image_t2i: the rest is never read)
+_SERIES = "series"  # a list: each element is one path; otherwise the value is one (volume queries)
+_SERIES_EACH = "series_each"  # each element is a series as above (volume targets: one candidate each)
+LOADER_JOINS = {
+    "text_qa": (),
+    "image_cls": (("qry_img_path", _ONE_OR_EACH),),
+    "image_qa": (("qry_img_path", _ONE_OR_EACH),),
+    "image_t2i": (("tgt_img_path", _EACH_PAIRED),),
+    "image_i2i": (("qry_img_path", _ONE_OR_EACH), ("tgt_img_path", _EACH)),
+    "image_i2i_vg": (("qry_img_path", _ONE_OR_EACH), ("tgt_img_path", _EACH)),
+    "volume_i2t": (("qry_img_path", _SERIES),),
+    "volume_t2i": (("tgt_img_path", _SERIES_EACH),),
+    "volume_i2i": (("qry_img_path", _SERIES), ("tgt_img_path", _SERIES_EACH)),
+}
+_WALKS = {
+    _ONE_OR_EACH: "a string, or each element of a list, as one path",
+    _EACH: "each element as one path",
+    _EACH_PAIRED: "each element paired with a tgt_text as one path",
+    _SERIES: "each element of a list, or the value itself, as one path",
+    _SERIES_EACH: "each element as a series of paths (a list's elements, or the element itself)",
+}
+
+
+def loader_problem(record: dict, parser: str | None) -> str | None:
+    """Why the evaluation's loader for `parser` cannot read this record (one that passes the task schema) as
+    published, or None: a value it joins to the image root is not a string (os.path.join raises TypeError,
+    which stops the evaluation of the whole task file). The release's multi-crop VinDr records are such."""
+    for name, walk in LOADER_JOINS.get(parser, ()):
+        value = record.get(name)
+        if value is None:
+            return f"{name} is null, where the {parser} loader takes {_WALKS[walk]} (it raises TypeError)"
+        for joined in _joined(value, walk, record):
+            if not isinstance(joined, str):
+                kind = (_shape(joined) or "null").split(" of ")[0]
+                return (
+                    f"an element of {name} is {kind}, where the {parser} loader takes {_WALKS[walk]} and joins it "
+                    "to the image root (os.path.join raises TypeError)"
+                )
+    return None
+
+
+def unloadable(rows, parser: str | None) -> list[dict]:
+    """{"record", "reason"} of each (number, record) of a task file that passes the schema of `parser` but that
+    the evaluation's loader for it cannot read as published (loader_problem)."""
+    found = []
+    for index, row in rows:
+        why = None if task_record_problems(row, parser) else loader_problem(row, parser)
+        if why is not None:
+            found.append({"record": index, "reason": why})
+    return found
+
+
+def _joined(value, walk: str, record: dict):
+    """Each value the loader joins to the image root, in its order."""
+    if walk in (_ONE_OR_EACH, _SERIES) and not isinstance(value, list):
+        yield value
+    elif walk in (_ONE_OR_EACH, _SERIES, _EACH):
+        yield from value
+    elif walk == _EACH_PAIRED:
+        yield from value[: len(record.get("tgt_text") or ())]
+    else:
+        for group in value:
+            yield from group if isinstance(group, list) else [group]
+
+
+def unsafe_path(ref: ImageRef) -> str | None:
+    """Why an image path of a record names no file under its root (validate's `unsafe`: absolute, climbing out
+    with '..', a NUL or backslash, a part over 255 bytes), or None. A conversion makes no such path."""
+    try:
+        safe_relative(ref.path, ref.field)
+    except UnsafePathError as exc:
+        return str(exc)
+    return None
 
 
 def train_record_problems(record) -> list[str]:

@@ -11,7 +11,7 @@ it falls under (its image root, its task files' roots, a folder it writes, or el
 
 from __future__ import annotations
 
-import json
+import os
 import posixpath
 import re
 import string
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from preprocess.formats import releasefile
 from preprocess.registry import records
 from preprocess.registry.loader import Registry, Subset
 
@@ -33,12 +34,14 @@ class TrainRecord:
     number: int  # 0-based line number in the file
     record: dict
     paths: tuple[str, ...]  # its image paths of that subset, normalised relative to DATA_BASEDIR, in order
+    unsafe: tuple[str, ...] = ()  # why each of its other paths of that subset names no file (absolute, a NUL, ...)
 
 
 def train_jsonl_files(data_basedir: Path) -> list[Path]:
-    """Every `*.jsonl` under DATA_BASEDIR/Train_Data/, in any folder, sorted."""
+    """Every `*.jsonl` under DATA_BASEDIR/Train_Data/, in any folder, sorted: every entry but a folder, so a
+    FIFO or a link to nothing named like one is listed (validate says what it is), never passed over."""
     base = Path(data_basedir) / TRAIN_DATA
-    return sorted(p for p in base.rglob("*.jsonl") if p.is_file()) if base.is_dir() else []
+    return sorted(p for p in base.rglob("*.jsonl") if not p.is_dir()) if base.is_dir() else []
 
 
 def normalise(path_text: str) -> str:
@@ -58,8 +61,9 @@ class ImageTrees:
         self.prefixes = tuple(sorted(((r, tuple(sorted(k))) for r, k in roots.items()), key=lambda p: -len(p[0])))
 
     def subset_of(self, path_text: str) -> str | None:
-        """The key of the subset the path belongs to; None when no subset's tree holds it alone."""
-        path = normalise(path_text)
+        """The key of the subset the path belongs to; None when no subset's tree holds it alone. An absolute
+        path belongs where its relative form would (it is that subset's unsafe path, not a path of no subset)."""
+        path = normalise(path_text.lstrip("/"))
         for root, keys in self.prefixes:
             if path.startswith(root + "/"):
                 return keys[0] if len(keys) == 1 else None
@@ -93,48 +97,52 @@ def _subset_roots(subset: Subset) -> set[str]:
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, object]]:
-    """(0-based line number, parsed value) of each line of a JSONL that parses; blank and broken lines are
-    left to the validator. Lines end at '\\n' only (a U+2028 inside a string does not cut a record)."""
-    text = Path(path).read_text(encoding="utf-8-sig")
-    for number, line in enumerate(text.split("\n")):
-        if line.strip():
-            try:
-                yield number, json.loads(line)
-            except (ValueError, RecursionError):
-                continue
+    """(0-based line number, parsed value) of each line of a JSONL that parses (releasefile.read_jsonl); broken
+    lines are left to the validator, a file that cannot be read raises releasefile.ReleaseFileError."""
+    for number, value in releasefile.read_jsonl(path):
+        if not isinstance(value, releasefile.BrokenLine):
+            yield number, value
 
 
 @dataclass(frozen=True)
 class FileNames:
     """What one Train_Data file names: the subsets of its image paths (in the order first named), and
-    whether some path belongs to no subset."""
+    whether some path belongs to no subset; or, for a file that cannot be read, what is wrong with it."""
 
     subsets: tuple[str, ...]
     stray: bool
+    problem: str | None = None
 
 
 _INDEX: dict[tuple, FileNames] = {}  # (trees, path, mtime, size) -> FileNames: a file is read once per process
 
 
 def file_names(path: Path, trees: ImageTrees) -> FileNames:
-    """The subsets a Train_Data file names (an unreadable file names none: the validator reports it)."""
+    """The subsets a Train_Data file names (an unreadable file names none, and says why: `problem`)."""
     try:
-        stat = path.stat()
-        key = (trees.prefixes, str(path), stat.st_mtime_ns, stat.st_size)
-        if key not in _INDEX:
-            found: dict[str, None] = {}
-            stray = False
-            for number, record in read_lines(path):
-                if isinstance(record, dict):
-                    for ref in records.train_record_images(number, record):
-                        owner = trees.subset_of(ref.path)
-                        stray |= owner is None
-                        if owner is not None:
-                            found.setdefault(owner, None)
-            _INDEX[key] = FileNames(tuple(found), stray)
-        return _INDEX[key]
-    except (OSError, UnicodeDecodeError):
-        return FileNames((), False)
+        stat = os.stat(path)
+    except OSError:  # a link to nothing: the reader names the link
+        return FileNames((), False, releasefile.problem(path, jsonl=True))
+    key = (trees.prefixes, str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _INDEX:
+        _INDEX[key] = _names(path, trees)
+    return _INDEX[key]
+
+
+def _names(path: Path, trees: ImageTrees) -> FileNames:
+    found: dict[str, None] = {}
+    stray = False
+    try:
+        for number, record in read_lines(path):
+            if isinstance(record, dict):
+                for ref in records.train_record_images(number, record):
+                    owner = trees.subset_of(ref.path)
+                    stray |= owner is None
+                    if owner is not None:
+                        found.setdefault(owner, None)
+    except releasefile.ReleaseFileError as exc:
+        return FileNames((), False, str(exc))
+    return FileNames(tuple(found), stray)
 
 
 def registered_subset(data_basedir: Path, registry: Registry, path: Path) -> str | None:
@@ -173,13 +181,12 @@ def records_for(data_basedir: Path, registry: Registry, subset: Subset) -> Itera
         for number, record in read_lines(path):
             if not isinstance(record, dict):
                 continue
-            paths = tuple(
-                normalise(ref.path)
-                for ref in records.train_record_images(number, record)
-                if trees.subset_of(ref.path) == subset.key
-            )
-            if paths:
-                yield TrainRecord(path, number, record, paths)
+            refs = [r for r in records.train_record_images(number, record) if trees.subset_of(r.path) == subset.key]
+            judged = [(ref, records.unsafe_path(ref)) for ref in refs]
+            paths = tuple(normalise(ref.path) for ref, why in judged if why is None)
+            unsafe = tuple(why for _, why in judged if why is not None)
+            if paths or unsafe:
+                yield TrainRecord(path, number, record, paths, unsafe)
 
 
 def named_paths(data_basedir: Path, registry: Registry, subset: Subset) -> list[str]:

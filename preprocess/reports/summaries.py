@@ -105,6 +105,31 @@ def warnings_text(reports: list[JsonReport]) -> str:
     return "\n".join([note, *(f"  {line}" for line in lines)])
 
 
+UNLOADABLE_SHOWN = 20  # record numbers per task file and reason; the JSON reports hold them all
+UNLOADABLE_NOTE = (
+    "Warning: the evaluation's loader for these task files cannot read some records as published (kept as the "
+    "release has them; the first one stops the evaluation of its file: see docs/conversions/subsets.md):"
+)
+
+
+def unloadable_line(file: str, records: int, unloadable: list[dict]) -> str:
+    """One task file's records its evaluation loader cannot read: how many, their numbers, why."""
+    by_reason: dict[str, list[int]] = {}
+    for item in unloadable:
+        by_reason.setdefault(item["reason"], []).append(item["record"])
+    parts = []
+    for reason, numbers in by_reason.items():
+        shown = ", ".join(str(n) for n in numbers[:UNLOADABLE_SHOWN])
+        more = f" and {len(numbers) - UNLOADABLE_SHOWN} more" if len(numbers) > UNLOADABLE_SHOWN else ""
+        parts.append(f"record{'s' if len(numbers) > 1 else ''} {shown}{more}: {reason}")
+    return f"{file}: {len(unloadable)} of {records} records: {'; '.join(parts)}"
+
+
+def unloadable_text(reports: list[JsonReport]) -> str:
+    lines = [unloadable_line(r.file, r.records, r.unloadable) for r in reports if r.unloadable]
+    return "\n".join([UNLOADABLE_NOTE, *(f"  {line}" for line in lines)]) if lines else ""
+
+
 UNPRODUCED_SHOWN = 5  # paths per subset in the table; the JSON reports hold them all
 
 
