@@ -47,7 +47,7 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
         raw_root=getattr(args, "raw_root", None),
     )
     raw_root = settings.raw_root if settings.raw_root_given else None
-    require_apart(raw_root, settings.data_basedir, args.results, builds=basedir == "write")
+    require_apart(raw_root, settings.data_basedir, getattr(args, "results", None), builds=basedir == "write")
     if settings.demo is not None:  # the shipped config builds the demo: it must have been written
         from preprocess.demo import require_demo
 
@@ -193,7 +193,10 @@ def cmd_info(args) -> int:
         source = registry.source(args.name)
         data = asdict(source)
         users = [s.key for s in registry.subsets if source.id in s.source_ids]
-        print(json.dumps({**data, "used_by": users}, indent=2) if args.json else _source_text(source, users))
+        if args.json:
+            print(json.dumps({**data, "used_by": users}, indent=2))
+        else:
+            print(_source_text(source, users, _narrowed_text(args, source)))
         return 0
     subset = _subset(registry, args.name)
     if args.json:
@@ -214,7 +217,25 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _source_text(source, users) -> str:
+def _narrowed_text(args, source) -> list[str]:
+    """The narrowed download: the need list's command, its counts under --config, and how to fetch it."""
+    from preprocess.checks import fetch, need
+
+    config = args.config or "my.yaml"
+    lines = ["Download only what the benchmark uses (the release's records name these files):"]
+    lines.append(f"  medheb need {source.id} --config {config} > {source.id}.txt")
+    if args.config:
+        settings = _settings(args, require_raw=False, raw_must_exist=False)
+        found = need.needs(settings, settings.registry(), [source.id])[source.id]
+        lines.append(f"  {need.summary(found, settings.raw_root if settings.raw_root_given else None)}")
+    if any(spec.url for spec in source.files) or fetch.hf_repo(source):
+        lines.append(f"  medheb download {source.id} --config {config}   # fetches, verifies, resumes")
+    else:
+        lines += [f"  {line}" for line in fetch.commands(source, "<raw_root>", f"{source.id}-urls.txt", config)]
+    return lines
+
+
+def _source_text(source, users, narrowed: list[str]) -> str:
     lines = [
         f"{source.id}: {source.name}",
         f"  access: {source.access}",
@@ -229,7 +250,7 @@ def _source_text(source, users) -> str:
         f"  expects: {f.label}" + (f" (>= {f.min_count})" if f.glob else "") + (f" md5 {f.md5}" if f.md5 else "")
         for f in source.files
     ]
-    lines += [f"  used by: {', '.join(users)}", "", "How to get it:", source.instructions]
+    lines += [f"  used by: {', '.join(users)}", "", *narrowed, "", "The whole download:", source.instructions]
     return "\n".join(lines)
 
 
@@ -274,8 +295,50 @@ def cmd_check(args) -> int:
     if release:
         heading = "Release files missing or unreadable (they alone name the images of record-driven subsets):"
         print(f"\n{heading}\n" + "\n".join(release))
+    from preprocess.checks import need
+
+    counted = need.check_lines(need.needs(settings, registry, list(checks)), settings.raw_root, args.results)
+    print("\nNeeded files (`medheb need SOURCE` lists them, from the release's records):\n" + "\n".join(counted))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
+
+
+def cmd_need(args) -> int:
+    from preprocess.checks import fetch, need
+
+    settings = _settings(args, require_raw=False, raw_must_exist=False)
+    registry = settings.registry()
+    raw_root = settings.raw_root if settings.raw_root_given else None
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+        lines, sid = found.lines(), found.source.id
+        if args.urls:
+            lines, without = fetch.urls(found.source, lines)
+            if without:
+                print(f"{sid}: no download URL for {len(without)} entries, e.g. {without[0]}", file=sys.stderr)
+        elif args.hf:
+            command = fetch.hf_command(found.source, lines, raw_root or "<raw_root>")
+            lines = [command] if command else []
+            if not command:
+                print(f"{sid}: not a Hugging Face dataset (see `medheb info {sid}`)", file=sys.stderr)
+        if lines:
+            print("\n".join(lines))
+        print(need.summary(found, raw_root), file=sys.stderr)
+        for note in found.notes:
+            print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_download(args) -> int:
+    from preprocess.checks import fetch, need
+
+    settings = _settings(args, raw_must_exist=False)
+    registry = settings.registry()
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+        left = fetch.download(found, settings.raw_root, args.config)
+        print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
+        if left:
+            print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
+    return 0
 
 
 def cmd_convert(args) -> int:
@@ -664,6 +727,7 @@ def _args_list(p) -> None:
 def _args_info(p) -> None:
     p.add_argument("name", help="a subset (e.g. 2D_Task/APTOS or APTOS) or a source id (see `list`)")
     p.add_argument("--json", action="store_true", help="the registry's record of it as JSON")
+    p.add_argument("--config", help="a source's needed files are counted for this config (as `need`)")
 
 
 def _args_check(p) -> None:
@@ -672,6 +736,19 @@ def _args_check(p) -> None:
     p.add_argument("--report-dir", help="write one JSON report per source here")
     p.add_argument("--strict", action="store_true", help="exit 1 when a source is not present")
     p.add_argument("--quiet", action="store_true", help="do not print instructions")
+
+
+def _args_need(p) -> None:
+    p.add_argument("source", nargs="+", help="source ids (see `list`)")
+    _data_options(p)
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--urls", action="store_true", help="download URLs (for wget -i / aria2c -i) instead of paths")
+    shown.add_argument("--hf", action="store_true", help="the `hf download --include` command of a Hugging Face source")
+
+
+def _args_download(p) -> None:
+    p.add_argument("source", nargs="+", help="source ids (see `list`)")
+    _data_options(p)
 
 
 def _args_convert(p) -> None:
@@ -756,6 +833,8 @@ COMMANDS = {
     "list": ("every subset: kind, sources, access, image root", cmd_list, _args_list),
     "info": ("one subset or source, with download instructions", cmd_info, _args_info),
     "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
+    "need": ("the raw files the build reads of a source, from the release's records", cmd_need, _args_need),
+    "download": ("fetch those files of open and Hugging Face sources into the raw root", cmd_download, _args_download),
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
     "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),

@@ -12,6 +12,7 @@ RESULTS = Path("results")  # the workflow's results folder, relative to its work
 # The workflow's files, relative to the results folder, with the rules' wildcards: the rules and the steps
 # take them from here.
 CHECK_REPORT = "check/sources/{source}.json"
+NEED_MISSING = "need/{source}-missing.txt"  # the needed raw files `check` did not find (medheb need)
 SHARD_MANIFEST = "convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
 SUBSET_REPORT = "validation/subsets/{group}/{folder}.json"
 CONTACT_SHEET = "report/contact/{group}/{folder}.png"
@@ -70,6 +71,10 @@ def subset_file(results: Path, pattern: str, subset_key: str) -> Path:
     """A per-subset result (SUBSET_REPORT, CONTACT_SHEET) of the subset 'group/folder'."""
     group, folder = subset_key.split("/")
     return results / pattern.format(group=group, folder=folder)
+
+
+def need_missing(results: Path, source_id: str) -> Path:
+    return results / NEED_MISSING.format(source=source_id)
 
 
 def checksum_cache(results: Path, source_id: str) -> Path:

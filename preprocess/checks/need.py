@@ -1,0 +1,255 @@
+"""The raw files a build reads, from the release's own records (`medheb need`): the download narrowed to them.
+
+The task JSONs and Train_Data JSONLs under DATA_BASEDIR name every image the benchmark uses; each conversion
+kind's naming rule turns such an image path back into the raw file it is made from:
+- symlink_farm (MIMIC-CXR-JPG, CheXpert Plus): the farm links whole folders (`files`, `p10`..`p19`), so a record
+  path under a link is the raw path under the link's target;
+- volume_slices (CT-RATE, RadGenome-ChestCT): a slice or DRR folder names its scan, and the scan its volume;
+- annotation_crop (VinDr-CXR, Chest ImaGenome on MIMIC): the query image names the DICOM (or, for MIMIC, a
+  crop's image id is the JPEG's name).
+The files a source's conversions read whole (an npz, a parquet, an annotation CSV, a split table) are its
+`path` entries in sources.yaml; a source without a rule, or a side whose records are absent, keeps its globs
+(the whole download of that part), and the result says so.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from preprocess.registry import releasenames, splits, trainlist
+from preprocess.registry.loader import Conversion, Registry, Source, Subset
+
+
+@dataclass
+class Need:
+    """What one source must hold for the selected subsets and splits."""
+
+    source: Source
+    files: set[str] = field(default_factory=set)  # exact paths, relative to the source's raw folder
+    patterns: set[str] = field(default_factory=set)  # globs of parts no record narrows (the whole part)
+    notes: list[str] = field(default_factory=list)  # why a part is not narrowed
+
+    def lines(self) -> list[str]:
+        """The list `medheb need` prints: exact paths, then the globs of the parts taken whole."""
+        return sorted(self.files) + sorted(self.patterns)
+
+
+def _ct_rate(fields: dict) -> str:
+    """dataset/<split>_fixed/<patient>/<scan>/<scan>_1.nii.gz: the scan `valid_2_b` is of patient `valid_2`."""
+    scan = fields["scan"]
+    return f"dataset/{fields['split']}_fixed/{scan.rsplit('_', 1)[0]}/{scan}/{scan}_1.nii.gz"
+
+
+def _radgenome(fields: dict) -> str:
+    """dataset/<split>_preprocessed/<patient>/<scan>/<file>: the folder `valid_1004a` holds valid_1004_a_1.nii.gz
+    (upstream's folders drop the underscore before the reconstruction letter; its file names keep it)."""
+    path = fields["path"]
+    match = re.fullmatch(r"(.*\d)([a-z]+)", PurePosixPath(path).name)
+    name = f"{match.group(1)}_{match.group(2)}_1.nii.gz" if match else f"{PurePosixPath(path).name}_1.nii.gz"
+    return f"dataset/{fields['split']}_preprocessed/{path}/{name}"
+
+
+def _vindr_cxr(fields: dict) -> str:
+    return f"{fields['split']}/{fields['image_id']}.dicom"
+
+
+# (kind, recipe) -> (the parameters whose templates name an output from which the raw file follows, the rule)
+RULES: dict[tuple[str, str], tuple[tuple[str, ...], Callable[[dict], str]]] = {
+    ("volume_slices", "ct_rate"): (("folder", "drr_folder"), _ct_rate),
+    ("volume_slices", "radgenome_chestct"): (("folder",), _radgenome),
+    ("annotation_crop", "vindr_cxr"): (("query",), _vindr_cxr),
+}
+MIMIC_CROP = ("annotation_crop", "chest_imagenome")  # a crop's {image_id} is a MIMIC JPEG's name
+
+
+def _recipe(conversion: Conversion) -> str | None:
+    name = conversion.params.get("dataset") or conversion.params.get("recipe")
+    return name if isinstance(name, str) else None
+
+
+def _template_pattern(template: str) -> re.Pattern:
+    """A template as a pattern of the names it makes; the field `path` (a folder path) may span folders."""
+    return re.compile(trainlist.template_pattern(template).pattern.replace("(?P<path>[^/]+?)", "(?P<path>.+)"))
+
+
+def named_paths(settings, registry: Registry, subset: Subset) -> list[str]:
+    """Every image path the release's records name for the subset (test, and train with splits: all), relative
+    to DATA_BASEDIR, normalised."""
+    data_basedir = Path(settings.data_basedir)
+    sides = [releasenames.TEST] + ([releasenames.TRAIN] if splits.wanted(settings, subset) == splits.ALL else [])
+    found: dict[str, None] = {}
+    for side in sides:
+        for record in releasenames.named_records(data_basedir, registry, subset, side):
+            found.update(dict.fromkeys(record.paths))
+    return list(found)
+
+
+def _under(paths: list[str], folder: str) -> list[str]:
+    """The paths under `folder` (relative to DATA_BASEDIR), relative to it."""
+    top = posixpath.normpath(folder) + "/"
+    return [p[len(top) :] for p in paths if p.startswith(top)]
+
+
+def _farm_files(conversion: Conversion, relative: list[str]) -> set[str]:
+    """The raw paths behind the farm's links: `p10/x.jpg` under the link p10 -> files/p10 is files/p10/x.jpg."""
+    links = conversion.params["links"]
+    found = set()
+    for path in relative:
+        head, _, rest = path.partition("/")
+        if head in links and rest:
+            found.add(posixpath.normpath(f"{links[head]}/{rest}"))
+        elif "." in links:
+            found.add(posixpath.normpath(f"{links['.']}/{path}"))
+    return found
+
+
+def _rule_files(conversion: Conversion, relative: list[str], params: tuple[str, ...], rule) -> set[str]:
+    wanted_splits = conversion.params.get("splits")
+    found = set()
+    for name in params:
+        template = conversion.params.get(name)
+        if not isinstance(template, str):
+            continue
+        pattern = _template_pattern(template)
+        for path in relative:  # the template names the file itself (a query image) or its folder (slices, DRR)
+            match = pattern.fullmatch(posixpath.dirname(path) if name.endswith("folder") else path)
+            if match and (wanted_splits is None or match.groupdict().get("split", wanted_splits[0]) in wanted_splits):
+                found.add(rule(match.groupdict()))
+    return found
+
+
+def _mimic_crops(conversion: Conversion, relative: list[str], farm: set[str]) -> tuple[set[str], int]:
+    """The MIMIC JPEGs of a crop's image ids, found among the farm's record paths (their name is the id);
+    and how many ids no record path gives."""
+    by_id = {PurePosixPath(p).stem: p for p in farm}
+    pattern = trainlist.template_pattern(conversion.params["crop"])
+    ids = {m.group("image_id") for p in relative if (m := pattern.fullmatch(p)) and "image_id" in m.groupdict()}
+    return {by_id[i] for i in ids if i in by_id}, len([i for i in ids if i not in by_id])
+
+
+def _conversion_sources(subset: Subset, conversion: Conversion) -> list[str]:
+    named = conversion.params.get("source")
+    return [named] if named else list(subset.source_ids)
+
+
+def needs(settings, registry: Registry, source_ids: list[str]) -> dict[str, Need]:
+    """The need of each source, for the subsets and splits `settings` selects."""
+    result = {sid: Need(registry.source(sid)) for sid in source_ids}
+    for subset in registry.select(settings.subsets):
+        users = [sid for sid in subset.source_ids if sid in result]
+        if not users:
+            continue
+        named = named_paths(settings, registry, subset) if subset.image_root else []
+        # a farm's links and a crop's names are relative to the image root; slice folders to the subset's folder
+        in_root = _under(named, subset.image_root) if named else []
+        in_subset = _under(named, "/".join(PurePosixPath(subset.image_root).parts[:2])) if named else []
+        # (source, split) -> a rule covers that split's images of the source here: True, with records naming some
+        narrowed: dict[tuple[str, str], bool] = {}
+        conversions = splits.conversions(settings, subset)
+        farm = {f for c in conversions if c.kind == "symlink_farm" for f in _farm_files(c, in_root)}
+        for conversion in conversions:
+            key = (conversion.kind, _recipe(conversion) or "")
+            targets = _conversion_sources(subset, conversion)
+            if conversion.kind == "symlink_farm":
+                files = _farm_files(conversion, in_root)
+            elif key in RULES:
+                files = _rule_files(conversion, in_root if key[0] == "annotation_crop" else in_subset, *RULES[key])
+            elif key[0] == MIMIC_CROP[0] and key[1].startswith(MIMIC_CROP[1]) and "crop" in conversion.params:
+                files, unresolved = _mimic_crops(conversion, in_root, farm)
+                targets = ["mimic_cxr_jpg"]
+                if unresolved and "mimic_cxr_jpg" in result:
+                    result["mimic_cxr_jpg"].notes.append(
+                        f"{subset.key}: {unresolved} crops name images no record path gives (their MIMIC paths "
+                        "come from the Chest ImaGenome annotation file)"
+                    )
+            else:
+                continue
+            for sid in targets:
+                if sid in result:
+                    result[sid].files |= files
+                    where = (sid, conversion.split)
+                    narrowed[where] = narrowed.get(where, False) or bool(files)
+        for sid in users:
+            _add_specs(result[sid], registry, settings, subset, narrowed)
+    return result
+
+
+def _add_specs(need: Need, registry: Registry, settings, subset: Subset, narrowed: dict) -> None:
+    """The source's files the subset reads whole (its `path` entries) and, where no record narrows a split's
+    images, that split's globs (`narrowed`: (source, split) -> whether records named some of them)."""
+    for spec in splits.files(registry, settings, subset).get(need.source.id, ()):
+        covered = narrowed.get((need.source.id, spec.split))
+        if spec.paths:
+            need.files.add(spec.paths[0])
+        elif not covered:
+            need.patterns.add(spec.glob)
+            if covered is False:
+                need.notes.append(
+                    f"{subset.key}: no release record under DATA_BASEDIR names the files of {spec.glob}, so the "
+                    "whole of it is listed; put the benchmark release in DATA_BASEDIR to narrow it"
+                )
+
+
+def whole_count(source: Source) -> int:
+    """The files of the whole download as the registry knows them (each glob at its minimum count)."""
+    return sum(spec.min_count if spec.glob else 1 for spec in source.files)
+
+
+def present(need: Need, raw_root: Path) -> tuple[list[str], list[str], int]:
+    """(present, missing, bytes present) of the exact paths of a need under the raw root."""
+    base = Path(raw_root) / need.source.raw_dir
+    have, lack, size = [], [], 0
+    for path in sorted(need.files):
+        try:
+            size += os.stat(base / path).st_size
+            have.append(path)
+        except OSError:
+            lack.append(path)
+    return have, lack, size
+
+
+def summary(need: Need, raw_root: Path | None) -> str:
+    """One line: how many files, their bytes where present, against the whole download."""
+    text = f"{need.source.id}: {len(need.files)} files"
+    if need.patterns:
+        text += f" and {len(need.patterns)} patterns taken whole"
+    if raw_root is not None and Path(raw_root, need.source.raw_dir).is_dir():
+        have, _, size = present(need, raw_root)
+        text += f" ({len(have)} present here, {_size(size)})"
+    return text + f"; the whole download: at least {whole_count(need.source)} files by the registry's counts"
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} TB"
+
+
+def check_lines(needs_found: dict[str, Need], raw_root: Path, results: Path | None, shown: int = 5) -> list[str]:
+    """`check`'s count against the need lists: per source, needed files present and missing (the first few
+    here, all of them in results/need/<source>-missing.txt, which a source with none missing has not)."""
+    from preprocess.formats.fsutil import atomic_write_text
+    from preprocess.registry import layout
+
+    lines = []
+    for sid, found in needs_found.items():
+        have, lack, _ = present(found, raw_root)
+        whole = f", {len(found.patterns)} patterns taken whole" if found.patterns else ""
+        lines.append(f"  {sid}: {len(have)} of {len(found.files)} needed files present{whole}")
+        target = layout.need_missing(results, sid) if results is not None else None
+        if target is not None and lack:
+            atomic_write_text(target, "".join(f"{path}\n" for path in lack))
+        elif target is not None and target.exists():
+            target.unlink()
+        for path in lack[:shown]:
+            lines.append(f"    missing {path}")
+        if len(lack) > shown:
+            lines.append(f"    ... and {len(lack) - shown} more" + (f": all in {target}" if target else ""))
+    return lines
