@@ -116,7 +116,7 @@ def test_a_check_made_for_the_test_split_is_done_again_for_a_train_build_never_t
     report.write_text(json.dumps(test_only["vqa_rad"].to_json()))
     view = runview.plans(settings.registry(), settings, tmp_path, [])
     assert "2D_Task/VQA-RAD" not in [plan.subset for plan in view]
-    assert f"{report}: made for other splits than this run's, not used" in capsys.readouterr().out
+    assert f"{report}: looked for other files than this run's splits ask for, not used" in capsys.readouterr().out
     with pytest.raises(RawDataError, match=r"check of vqa_rad was made for other splits .* --forcerun check_source"):
         plan_subset(settings.registry(), settings.registry().subset("2D_Task/VQA-RAD"), test_only, settings)
 

@@ -44,8 +44,8 @@ def earlier_checks(registry, settings, results: Path, checked: dict[str, SourceC
             found[source_id] = check
         else:
             print(
-                f"{layout.check_report(results, source_id)}: made for other splits than this run's, not used "
-                "(a run that checks the source again replaces it)"
+                f"{layout.check_report(results, source_id)}: looked for other files than this run's splits ask "
+                "for, not used (a run that checks the source again replaces it)"
             )
     return found
 
