@@ -147,3 +147,19 @@ def without_checksums(demo: Path, source: str) -> None:
     for spec in overrides["sources"][source]["files"]:
         spec.pop("md5", None)
     path.write_text(yaml.safe_dump(overrides))
+
+
+def job_pids(workdir: Path) -> list[int]:
+    """The running jobs (rule scripts) of a Snakemake run in `workdir`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if "step.py" in command and cwd == str(workdir):
+            pids.append(int(entry.name))
+    return pids

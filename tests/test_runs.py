@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import REPO, demo_with_raw_of
+from conftest import REPO, demo_with_raw_of, job_pids
 from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
@@ -185,28 +185,13 @@ def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_temp
     assert not [p for p in (interrupted / "demo" / "DATA_BASEDIR").rglob("*.part")]  # no half files left
 
 
-def _job_pids(workdir: Path) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().decode(errors="replace")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if "step.py" in command and cwd == str(workdir):
-            pids.append(int(entry.name))
-    return pids
-
-
 def _wait_for_a_job(workdir: Path) -> None:
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _job_pids(workdir):
+    while time.monotonic() < deadline and not job_pids(workdir):
         time.sleep(0.05)
 
 
 def _kill_one_job(workdir: Path) -> None:
-    for pid in _job_pids(workdir)[:1]:
+    for pid in job_pids(workdir)[:1]:
         with contextlib.suppress(ProcessLookupError):  # it may have finished meanwhile
             os.kill(pid, signal.SIGKILL)

@@ -17,10 +17,12 @@ from test_drr import reference_rule as reference_drr
 
 from conftest import demo_settings, demo_values, without_checksums
 from preprocess.checks import validate
+from preprocess.checks.plan import plan_subset
 from preprocess.checks.rawcheck import check_all
 from preprocess.cli import main
 from preprocess.errors import ConfigError, RawDataError
-from preprocess.pipeline import steps
+from preprocess.pipeline import runview, steps
+from preprocess.registry import layout
 
 BLOOD_LABELS = ["basophil", "eosinophil", "erythroblast",
                 "immature granulocytes(myelocytes, metamyelocytes and promyelocytes)", "lymphocyte", "monocyte",
@@ -96,6 +98,27 @@ def test_raw_check_asks_for_train_files_only_with_all(demo):
     _convert(demo_settings(demo), "CT_RATE")  # the test split does not need them
     with pytest.raises(RawDataError, match=r"dataset/train_fixed/train_\*/train_\*_\*/train_\*_\*_1.nii.gz"):
         _convert(settings, "CT_RATE")
+
+
+def test_a_check_made_for_the_test_split_is_done_again_for_a_train_build_never_trusted(demo, tmp_path, capsys):
+    test_only = steps.Build(demo_settings(demo)).check(sources=["vqa_rad"])  # looked for its test parquet only
+    assert [f.id for f in test_only["vqa_rad"].files] == ["test"]
+    settings = demo_settings(demo, splits="all", subsets=["2D_Task/APTOS"])
+    # A conversion handed that check (the workflow's report) checks the source again, train file included.
+    written = steps.Build(settings).convert(
+        subset="2D_Task/VQA-RAD", conversion="parquet_records_train", checks=test_only
+    )
+    assert written and all(path.startswith("2D_Images/VQA-RAD/") for path, kind, _ in written if kind == "file")
+    # The run-wide view of a partial run (runview): the stored test-only report says nothing of the train
+    # file, so VQA-RAD is left out of this run's view with a line, not planned from it.
+    report = layout.check_report(tmp_path, "vqa_rad")
+    report.parent.mkdir(parents=True)
+    report.write_text(json.dumps(test_only["vqa_rad"].to_json()))
+    view = runview.plans(settings.registry(), settings, tmp_path, [])
+    assert "2D_Task/VQA-RAD" not in [plan.subset for plan in view]
+    assert f"{report}: looked for other files than this run's splits ask for, not used" in capsys.readouterr().out
+    with pytest.raises(RawDataError, match=r"check of vqa_rad was made for other splits .* --forcerun check_source"):
+        plan_subset(settings.registry(), settings.registry().subset("2D_Task/VQA-RAD"), test_only, settings)
 
 
 def test_a_train_conversion_named_without_all_says_what_to_set(demo):

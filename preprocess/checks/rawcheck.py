@@ -9,6 +9,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from preprocess.errors import RawDataError
 from preprocess.formats.archive import oversized_member
 from preprocess.formats.fsutil import ChecksumCache
 from preprocess.formats.npzio import structure_problems
@@ -74,6 +75,12 @@ class SourceCheck:
 
     def file_ok(self, file_id: str) -> bool:
         return any(f.id == file_id and f.status == "ok" for f in self.files)
+
+    def asked_for(self, source: Source) -> bool:
+        """Whether this check looked for exactly the files `source` lists (splits.checked_source: those the
+        build's splits ask for). A check made for other splits, a test-only one when train files are now
+        wanted, says nothing about the files it never looked for: it is to be done again, not trusted."""
+        return [(f.id, f.spec) for f in self.files] == [(s.id, s.label) for s in source.files]
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -214,8 +221,18 @@ def subset_missing(registry: Registry, subset, checks: dict[str, SourceCheck], o
         if only is not None and source_id not in only:
             continue
         check = checks[source_id]
+        results = {f.id: f for f in check.files}
         for spec in specs:
+            if spec.id not in results:  # callers redo such a check first (`current`): never guess
+                raise RawDataError(
+                    f"the check of {source_id} was made for other splits and did not look for {spec.label}: "
+                    "rerun the workflow with --forcerun check_source"
+                )
             if not check.file_ok(spec.id):
-                result = next(f for f in check.files if f.id == spec.id)
-                problems.append(f"{source_id}: {result.reason}")
+                problems.append(f"{source_id}: {results[spec.id].reason}")
     return problems
+
+
+def current(registry: Registry, settings, check: SourceCheck) -> bool:
+    """Whether `check` looked for the files this build's splits ask of its source (SourceCheck.asked_for)."""
+    return check.asked_for(splits.checked_source(registry, settings, registry.source(check.source)))

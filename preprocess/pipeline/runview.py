@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from preprocess.checks.plan import SKIP, SubsetPlan, plan_subset
-from preprocess.checks.rawcheck import SourceCheck
+from preprocess.checks.rawcheck import SourceCheck, current
 from preprocess.registry import layout
 
 
@@ -19,13 +19,34 @@ def partial(settings, results: Path | None) -> bool:
     return results is not None and settings.subsets != "all"
 
 
-def earlier_checks(registry, results: Path, checked: dict[str, SourceCheck]) -> dict[str, SourceCheck]:
-    """The check reports of the sources this run did not check, as the last run that checked them left them."""
+def _stored_checks(registry, results: Path) -> dict[str, SourceCheck]:
+    """The check reports earlier runs left in the results folder, by source."""
     found = {}
-    for source_id in sorted(registry.sources):
-        path = layout.check_report(results, source_id)
-        if source_id not in checked and path.is_file():
-            found[source_id] = SourceCheck.from_json(json.loads(path.read_text(encoding="utf-8")))
+    for source_id in checked_before(registry, results):
+        text = layout.check_report(results, source_id).read_text(encoding="utf-8")
+        found[source_id] = SourceCheck.from_json(json.loads(text))
+    return found
+
+
+def checked_before(registry, results: Path) -> list[str]:
+    """The sources whose check reports earlier runs left in the results folder."""
+    return [s for s in sorted(registry.sources) if layout.check_report(results, s).is_file()]
+
+
+def earlier_checks(registry, settings, results: Path, checked: dict[str, SourceCheck]) -> dict[str, SourceCheck]:
+    """The check reports of the sources this run did not check, as the last run that checked them left them;
+    one made for other splits is left out (never trusted), with a line saying so."""
+    found = {}
+    for source_id, check in _stored_checks(registry, results).items():
+        if source_id in checked:
+            continue
+        if current(registry, settings, check):
+            found[source_id] = check
+        else:
+            print(
+                f"{layout.check_report(results, source_id)}: looked for other files than this run's splits ask "
+                "for, not used (a run that checks the source again replaces it)"
+            )
     return found
 
 
@@ -33,7 +54,7 @@ def checks(registry, settings, results: Path | None, checked: dict[str, SourceCh
     """This run's checks and, in a partial run, the earlier ones of every other source."""
     if not partial(settings, results):
         return checked
-    return {**earlier_checks(registry, results, checked), **checked}
+    return {**earlier_checks(registry, settings, results, checked), **checked}
 
 
 def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -> list[SubsetPlan]:
@@ -42,7 +63,7 @@ def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -
     if not partial(settings, results):
         return planned
     mine = {plan.subset: plan for plan in planned}
-    known = earlier_checks(registry, results, {})
+    known = earlier_checks(registry, settings, results, {})
     view = []
     for subset in registry.subsets:
         if subset.key in mine:

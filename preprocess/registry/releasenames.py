@@ -97,6 +97,15 @@ def _records(data_basedir: Path, registry, subset, side: str) -> Iterator:
     return (r for r in found if r.paths or r.unsafe)
 
 
+def release_files(data_basedir: Path, subset, side: str) -> list[Path]:
+    """The release files a record-driven conversion of one side reads for its names: the subset's task JSONs
+    that exist (TEST), or every Train_Data JSONL (TRAIN: any of them may name the subset's images)."""
+    if side == TEST:
+        tasks = (layout.task_dir(data_basedir, subset) / task.file for task in subset.tasks)
+        return [path for path in tasks if path.is_file()]
+    return trainlist.train_jsonl_files(data_basedir)
+
+
 def named_records(data_basedir: Path, registry, subset, side: str) -> list:
     """The records of one side: TEST (the task JSONs) or TRAIN (the Train_Data JSONLs), those naming a path
     (a path that names no file, `unsafe`, counts: it is a bad item of the conversion)."""

@@ -20,7 +20,7 @@ rule check_source:
 
 checkpoint plan:
     input:
-        [check_report(s) for s in SELECTED_SOURCES],
+        [check_report(s) for s in CHECKED_SOURCES],
     output:
         plan=RESULTS / layout.PLAN,
         instructions=RESULTS / layout.NOT_BUILT,

@@ -6,8 +6,8 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess.pipeline import estimate
-from preprocess.registry import layout, splits
+from preprocess.pipeline import estimate, runview
+from preprocess.registry import layout, releasenames, splits
 from preprocess.checks import validate
 from preprocess.registry.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
@@ -32,6 +32,15 @@ except PreprocessError as exc:
     stop_workflow(exc)
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
+# A partial run's summaries also cover the sources earlier runs checked: their checks are jobs of this run too,
+# redone when out of date (the splits or the raw folder changed: their params differ), never trusted stale.
+CHECKED_SOURCES = sorted(
+    set(SELECTED_SOURCES).union(
+        runview.checked_before(REGISTRY, RESULTS)
+        if runview.partial(SETTINGS, RESULTS)
+        else []
+    )
+)
 ENTRY = "../scripts/step.py"
 FAILED_VALIDATION = "Error in rule validation_passed"  # in Snakemake's log when the run's last rule fails
 
@@ -85,15 +94,29 @@ def subset_check_reports(wildcards):
     return [check_report(s) for s in subset_of(wildcards).source_ids]
 
 
-def conversion_resources(wildcards, attempt=1):
-    """(threads, mem_mb, runtime minutes) of one conversion job."""
-    subset = subset_of(wildcards)
-    kind = next(
-        c.kind
-        for c in splits.conversions(SETTINGS, subset)
+def conversion_of(wildcards):
+    return next(
+        c
+        for c in splits.conversions(SETTINGS, subset_of(wildcards))
         if c.name == wildcards.conversion
     )
-    resources = REGISTRY.kinds[kind].resources
+
+
+def release_files(wildcards):
+    """The release files a record-driven conversion reads to name its outputs (its task JSONs or the
+    Train_Data JSONLs): a record changed there re-runs it."""
+    side = conversion_of(wildcards).params.get("records")
+    if side is None:
+        return []
+    found = releasenames.release_files(
+        SETTINGS.data_basedir, subset_of(wildcards), side
+    )
+    return [str(path) for path in found]
+
+
+def conversion_resources(wildcards, attempt=1):
+    """(threads, mem_mb, runtime minutes) of one conversion job."""
+    resources = REGISTRY.kinds[conversion_of(wildcards).kind].resources
     return (
         resources["threads"],
         resources["mem_mb"] * attempt,

@@ -1,9 +1,11 @@
-# Stage 2: build one conversion shard of one subset; its manifest is the job's only output.
+# Stage 2: build one conversion shard of one subset; its manifest is the job's only output. Its inputs: the
+# checks of its raw sources and, for a record-driven conversion, the release files that name its outputs.
 
 
 rule convert:
     input:
         checks=subset_check_reports,
+        release=release_files,
     output:
         str(RESULTS / layout.SHARD_MANIFEST),
     log:
