@@ -114,6 +114,16 @@ def test_download_fetches_only_the_needed_zenodo_files_once(tmp_path, capsys):
 CT_RATE = "ibrahimhamamci/CT-RATE"
 
 
+@pytest.fixture(autouse=True)
+def online(monkeypatch):
+    """Offline mode off for these tests: huggingface_hub reads HF_HUB_OFFLINE once, at its import, and a test that
+    loads the demo's task files with `datasets` (offline) may have imported it first in this process."""
+    import huggingface_hub.constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
 @pytest.fixture
 def hub(demo, monkeypatch):
     """The demo's CT-RATE folder served as the Hub's dataset (every file of it, needed or not)."""
@@ -183,6 +193,16 @@ def test_a_gated_dataset_says_which_conditions_to_accept(hub, demo, tmp_path, ca
     err = capsys.readouterr().err
     assert "HTTP 401" in err and f"accept the conditions on https://huggingface.co/datasets/{CT_RATE}" in err
     assert not target.exists() or not any(p.is_file() for p in target.rglob("*"))
+
+
+def test_offline_mode_is_named_with_what_to_do(demo, tmp_path, capsys, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    config, _ = _empty_raw_config(demo, tmp_path)
+    assert main(["download", "ct_rate", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"{CT_RATE}: Hugging Face's offline mode is on" in err and "unset it" in err and "make room" not in err
 
 
 def test_an_unreachable_hub_is_one_line(demo, tmp_path, capsys, monkeypatch):

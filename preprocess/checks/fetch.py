@@ -161,7 +161,7 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
     """Fetch the needed files of a Hugging Face dataset (exact paths, and the files the patterns match) that are
     absent or of another size, each verified against the Hub's listing before it is moved into place."""
     from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
     repo = hf_repo(source)
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: huggingface_hub reads it once, at its import
@@ -206,6 +206,11 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
                 "HF_TOKEN); then run again"
             ) from None
         raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
+    except OfflineModeIsEnabled:  # before LocalEntryNotFoundError's transport cases: nothing was asked of the Hub
+        raise RawDataError(
+            f"{repo}: Hugging Face's offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set), so nothing "
+            "can be fetched; unset it for this command, then run again"
+        ) from None
     except LocalEntryNotFoundError as exc:  # the Hub did not answer a file's metadata request
         raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
     except Exception as exc:  # the HTTP client's own transport errors (refused, timed out, reset)
