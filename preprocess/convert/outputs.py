@@ -15,9 +15,10 @@ Nothing is written through a link out of DATA_BASEDIR. An output's name is check
 DATA_BASEDIR, no `..`), and its folder, resolved, must lie in the resolved DATA_BASEDIR (which is apart from
 the raw root: rawroot.require_apart): a folder link inside DATA_BASEDIR that leads out of it (a subset's
 folder linked into the raw root, a MIMIC-CXR link made by the symlink farm) stops the job with an error that
-names the link. Each folder is resolved once per job, when it is first met (`ready_folder`), and made then;
-the temporary file is created with O_EXCL | O_NOFOLLOW and renamed over the name (a rename replaces a link
-at the name, it never writes through it), and a link at the name is never taken as holding the bytes.
+names the link. Each folder is resolved once per job, when it is first met (`ready_folder`), before anything
+is looked at through it, and made just before the first write into it. The temporary file is created with
+O_EXCL | O_NOFOLLOW and renamed over the name (a rename replaces a link at the name, it never writes through
+it), and a link at the name is never taken as holding the bytes.
 What this does not stop: a folder swapped for a link while the job runs, after it was checked, by someone
 who may write into DATA_BASEDIR. Links made before the run, by anyone, are caught.
 """
@@ -52,6 +53,7 @@ _PART = {"tag": None}
 def set_part_tag(tag: str) -> None:
     """Start a job: its temporary names carry `tag`, and every folder is checked again when first met."""
     _PART["tag"] = tag
+    _CHECKED.clear()
     _READY.clear()
 
 
@@ -129,27 +131,36 @@ def _relative(path: Path | str, data_basedir: Path) -> str:
     return relative
 
 
-# Folders of DATA_BASEDIR checked (resolved inside it) and made in this job: folder text -> DATA_BASEDIR text.
-# A plain dict, looked up once per output; cleared when a job starts (set_part_tag) or when it grows large.
+# Folders of DATA_BASEDIR met in this job: folder text -> DATA_BASEDIR text, in _CHECKED once resolved inside
+# DATA_BASEDIR, in _READY once made as well. Plain dicts, looked up once per output; cleared when a job starts
+# (set_part_tag), or when one grows large.
+_CHECKED: dict[str, str] = {}
 _READY: dict[str, str] = {}
-_READY_MAX = 1 << 16
+_REMEMBERED = 1 << 16
 
 
-def ready_folder(folder: str, data_basedir: Path | str) -> None:
-    """Make `folder` (text, under DATA_BASEDIR) when it does not exist, after checking that it resolves inside
-    the resolved DATA_BASEDIR; else OutputConflictError naming the link that leads out. Once per folder and job.
-    """
+def ready_folder(folder: str, data_basedir: Path | str, make: bool = True) -> None:
+    """Check that `folder` (text, under DATA_BASEDIR) resolves inside the resolved DATA_BASEDIR, else
+    OutputConflictError naming the link that leads out; then make it when `make` and it does not exist. Once
+    per folder and job."""
     base = _prefix(data_basedir)
     if _READY.get(folder) == base:
         return
-    require_inside(folder, data_basedir)
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        raise write_error(folder, exc) from None
-    if len(_READY) >= _READY_MAX:
-        _READY.clear()
-    _READY[folder] = base
+    if _CHECKED.get(folder) != base:
+        require_inside(folder, data_basedir)
+        _remember(_CHECKED, folder, base)
+    if make:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise write_error(folder, exc) from None
+        _remember(_READY, folder, base)
+
+
+def _remember(folders: dict[str, str], folder: str, base: str) -> None:
+    if len(folders) >= _REMEMBERED:
+        folders.clear()
+    folders[folder] = base
 
 
 def require_inside(folder: Path | str, data_basedir: Path | str) -> None:
@@ -257,7 +268,8 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     """Hard-link (same file system) or copy a raw file into place, atomically."""
     target, source = output.path, output.source
     relative = _relative(target, data_basedir)
-    ready_folder(os.path.dirname(target), data_basedir)
+    folder = os.path.dirname(target)
+    ready_folder(folder, data_basedir, make=False)  # before anything is looked at through it
     if target.exists() or target.is_symlink():
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
@@ -266,6 +278,7 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     # input (named by its own path), and leaves no link behind in DATA_BASEDIR.
     detail = output.detail or _detail(source)
     tmp = target.with_name(f".{target.name}{part_suffix()}")
+    ready_folder(folder, data_basedir)
     try:
         tmp.unlink(missing_ok=True)
     except OSError as exc:
@@ -310,7 +323,8 @@ def place_symlink(output: SymLink, data_basedir: Path) -> Row:
     may point out of DATA_BASEDIR (the MIMIC-CXR links into the raw root are the product); its folder may not."""
     link, target = output.path, output.target
     relative = _relative(link, data_basedir)
-    ready_folder(os.path.dirname(link), data_basedir)
+    folder = os.path.dirname(link)
+    ready_folder(folder, data_basedir, make=False)
     if not target.exists():
         raise RawDataError(f"link target {target} does not exist; check the raw download")
     if link.is_symlink():
@@ -326,6 +340,7 @@ def place_symlink(output: SymLink, data_basedir: Path) -> Row:
             "move it away (the pipeline never deletes it)"
         )
     tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
+    ready_folder(folder, data_basedir)
     try:
         tmp.unlink(missing_ok=True)
         os.symlink(target, tmp)
