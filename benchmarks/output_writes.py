@@ -36,6 +36,7 @@ def load_writer(path: Path):
     """The module at `path` (another revision's outputs.py), imported under its own name."""
     spec = importlib.util.spec_from_file_location("outputs_before", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -70,9 +71,10 @@ def main() -> None:
         wall = statistics.median(w for w, _ in runs)
         cpu = statistics.median(c for _, c in runs)
         print(f"  {name}: {wall:.1f} us wall, {cpu:.1f} us CPU per write")
-    ratios = [a[0] / b[0] for a, b in zip(times["after"], times["before"], strict=True)]
-    print(f"  after/before wall within a repeat: median {statistics.median(ratios):.3f}, "
-          f"{min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
+    for index, what in enumerate(("wall", "CPU")):
+        ratios = [a[index] / b[index] for a, b in zip(times["after"], times["before"], strict=True)]
+        print(f"  after/before {what} within a repeat: median {statistics.median(ratios):.3f}, "
+              f"{min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":
