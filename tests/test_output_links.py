@@ -111,4 +111,6 @@ def test_validate_calls_no_image_under_a_link_into_the_raw_root_valid(tmp_path, 
     )
     assert code != 0, text
     assert "Traceback" not in text, text
+    assert "NOT valid" in text, text
+    assert f"unsafe: 'basophil/test_000000.png' {data / '2D_Images' / 'BloodMNIST'} is a link" in text, text
     assert f"{data / '2D_Images' / 'BloodMNIST'} is a link to {moved}, outside DATA_BASEDIR" in text, text
