@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,101 @@ def test_a_folder_where_the_file_belongs_is_refused(base):
     with pytest.raises(OutputConflictError, match="already exists with other content"):
         write_bytes(target, PNG, base, overwrite=False)
     assert target.is_dir() and not _leftovers(base)
+
+
+# --- nothing is written through a folder link out of DATA_BASEDIR (issue 36, item 2) -----------------------------
+
+
+def _state(folder):
+    """Every entry under folder, links not followed: bytes of files, targets of links."""
+    found = {}
+    for root, folders, names in os.walk(folder):
+        for name in folders + names:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                found[path] = ("link", os.readlink(path))
+            elif os.path.isfile(path):
+                found[path] = ("file", Path(path).read_bytes())
+            else:
+                found[path] = ("folder",)
+    return found
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A folder outside DATA_BASEDIR holding one file (a raw download, say)."""
+    folder = tmp_path / "raw" / "source"
+    folder.mkdir(parents=True)
+    (folder / "kept.jpg").write_bytes(b"raw bytes")
+    return folder
+
+
+def _link(base, relative, target):
+    link = base / relative
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target, target_is_directory=True)
+    return link
+
+
+@pytest.mark.parametrize("relative", ["2D_Images/X", "2D_Images/X/test_images/liver"])
+def test_no_bytes_are_written_through_a_folder_link_out_of_data_basedir(base, outside, relative):
+    link = _link(base, relative, outside)
+    before = _state(outside)
+    with pytest.raises(OutputConflictError, match=rf"^{link} is a link to {outside}, outside DATA_BASEDIR .*rm {link}"):
+        write_bytes(base / relative / "sub" / "1.png", PNG, base, overwrite=False)
+    with pytest.raises(OutputConflictError, match=rf"^{link} is a link to {outside}"):
+        write_bytes(base / relative / "kept.jpg", b"raw bytes", base, overwrite=True)  # the same bytes: still no
+    assert _state(outside) == before
+
+
+def test_no_raw_file_is_hard_linked_or_copied_through_a_folder_link(base, outside, tmp_path):
+    from preprocess.convert.outputs import HardLink, place_file
+
+    link = _link(base, "2D_Images/X/train", outside)
+    source = tmp_path / "raw" / "other.jpg"
+    source.write_bytes(b"another raw file")
+    before = _state(tmp_path / "raw")
+    with pytest.raises(OutputConflictError, match=rf"^{link} is a link to {outside}"):
+        place_file(HardLink(base / "2D_Images/X/train/a/other.jpg", source), base, overwrite=False)
+    assert _state(tmp_path / "raw") == before
+
+
+def test_a_link_farm_may_link_out_but_nothing_is_written_through_its_links(base, outside):
+    from preprocess.convert.outputs import SymLink, place_symlink
+
+    row = place_symlink(SymLink(base / "2D_Images/MIMIC/files", outside), base)
+    assert row == ("2D_Images/MIMIC/files", "symlink", str(outside))
+    before = _state(outside)
+    link = base / "2D_Images/MIMIC/files"
+    with pytest.raises(OutputConflictError, match=rf"^{link} is a link to {outside}"):
+        write_bytes(base / "2D_Images/MIMIC/files/p10/1.png", PNG, base, overwrite=False)
+    with pytest.raises(OutputConflictError, match=rf"^{link} is a link to {outside}"):
+        place_symlink(SymLink(base / "2D_Images/MIMIC/files/p11", outside), base)
+    assert _state(outside) == before
+
+
+def test_a_link_at_an_output_name_is_refused_and_replaced_never_written_through(base, outside):
+    target = base / "2D_Images/X/kept.jpg"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(outside / "kept.jpg")
+    before = _state(outside)
+    with pytest.raises(OutputConflictError, match=r"kept.jpg already exists with a link to .*overwrite_existing"):
+        write_bytes(target, b"raw bytes", base, overwrite=False)  # even with the bytes the link leads to
+    write_bytes(target, PNG, base, overwrite=True)
+    assert not target.is_symlink() and target.read_bytes() == PNG
+    assert _state(outside) == before
+
+
+def test_links_that_stay_inside_data_basedir_are_followed(base):
+    (base / "elsewhere").mkdir(parents=True)
+    _link(base, "2D_Images/X", base / "elsewhere")
+    write_bytes(base / "2D_Images/X/a/1.png", PNG, base, overwrite=False)
+    assert (base / "elsewhere/a/1.png").read_bytes() == PNG
+
+
+def test_data_basedir_itself_may_be_a_link(tmp_path):
+    real = tmp_path / "disk" / "tree"
+    real.mkdir(parents=True)
+    (tmp_path / "DATA_BASEDIR").symlink_to(real, target_is_directory=True)
+    write_bytes(tmp_path / "DATA_BASEDIR/2D_Images/X/1.png", PNG, tmp_path / "DATA_BASEDIR", overwrite=False)
+    assert (real / "2D_Images/X/1.png").read_bytes() == PNG

@@ -11,6 +11,7 @@ from preprocess.errors import UnsafePathError
 from preprocess.formats import releasefile
 from preprocess.formats.fsutil import is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
+from preprocess.formats.rawroot import link_out
 from preprocess.registry import layout, records, trainlist
 from preprocess.registry.loader import Registry, Subset
 
@@ -70,13 +71,21 @@ class PathChecker:
     """Resolves image paths against one root, remembering answers (tasks repeat their images)."""
 
     def __init__(
-        self, root: Path, extra_roots=(), decode: str = "quick", confine: Path | None = None, outside_hint: str = ""
+        self,
+        root: Path,
+        extra_roots=(),
+        decode: str = "quick",
+        confine: Path | None = None,
+        outside_hint: str = "",
+        escape: str | None = None,
     ):
         """`confine`: the folder paths must stay in after links are followed (default the root itself; a task
         root below its subset's folder, or a link such as MIMIC's files/, is confined to the subset's folder).
-        `outside_hint` ends the reason of a path that resolves outside (what would allow its target)."""
+        `outside_hint` ends the reason of a path that resolves outside (what would allow its target). `escape`:
+        why no path may be used at all (the confining folder is a link out of DATA_BASEDIR)."""
         self.root = root
         self.outside_hint = outside_hint
+        self.escape = escape
         confined = Path(os.path.realpath(confine or root))
         self.allowed = [confined] + [Path(os.path.realpath(r)) for r in extra_roots]
         self.decode = decode
@@ -102,6 +111,8 @@ class PathChecker:
     def _check_file(self, full: Path) -> tuple[str, str] | None:
         if not os.path.lexists(full):
             return MISSING, "no such file"
+        if self.escape is not None:
+            return UNSAFE, self.escape
         real = Path(os.path.realpath(full))
         if not is_within(real, self.allowed):
             return UNSAFE, f"resolves to {real}, outside the image root and its allowed link targets{self.outside_hint}"
@@ -235,10 +246,11 @@ def validate_subset(
     checkers: dict[Path, PathChecker] = {}
 
     confine = layout.subset_dir(data_basedir, subset) if subset.image_root else folder
+    escape = _escape(data_basedir, confine)
 
     def checker_for(root: Path) -> PathChecker:
         if root not in checkers:
-            checkers[root] = PathChecker(root, links, decode, confine, _links_hint(subset, raw_root))
+            checkers[root] = PathChecker(root, links, decode, confine, _links_hint(subset, raw_root), escape)
         return checkers[root]
 
     default_root = layout.image_root(data_basedir, subset) or folder
@@ -258,6 +270,19 @@ def validate_subset(
         if manifests:
             set_unproduced(reports, produced_paths(manifests))
     return reports
+
+
+def _escape(data_basedir: Path, confine: Path) -> str | None:
+    """Why no image of a subset counts when its folder is a link out of DATA_BASEDIR (the raw root, say: what
+    a build writes there is not the tree's), or None."""
+    found = link_out(data_basedir, confine)
+    if found is None:
+        return None
+    link, real = found
+    return (
+        f"{link} is a link to {real}, outside DATA_BASEDIR: no image under it counts as built (the pipeline "
+        "writes nothing through such a link); remove the link (its target is kept) and build the subset again"
+    )
 
 
 def produced_paths(manifests) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from preprocess.convert.executor import run_items
 from preprocess.convert.journal import Journal, fingerprint, journal_path
-from preprocess.convert.outputs import remove_parts, set_part_tag, write, write_error
+from preprocess.convert.outputs import remove_parts, require_inside, set_part_tag, write, write_error
 from preprocess.convert.progress import Progress, terminal_stream
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.formats.fsutil import is_within
@@ -223,6 +223,9 @@ def _exclusive(ctx: ConversionContext):
     folder = ctx.settings.data_basedir / LOCKS
     tag = f"{ctx.conversion.name}-{ctx.shard}of{ctx.shards}"
     path = folder / f"{ctx.subset.group}__{ctx.subset.folder}__{ctx.conversion.name}.{ctx.shard}-of-{ctx.shards}.lock"
+    # Before the lock file and the leftovers' removal: neither may follow a link out of DATA_BASEDIR.
+    for inside in (folder, ctx.subset_dir):
+        require_inside(inside, ctx.settings.data_basedir)
     handle = _lock(path, ctx)
     try:
         if ctx.subset_dir.is_dir():

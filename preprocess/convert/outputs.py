@@ -10,6 +10,17 @@ that item. An output is one of:
 `write` puts one output in place atomically (a temporary name, then a rename), keeps a file that already
 holds the same bytes, refuses to replace other content unless overwrite_existing, and returns its manifest
 row (path relative to DATA_BASEDIR, kind, detail).
+
+Nothing is written through a link out of DATA_BASEDIR. An output's name is checked as text (under
+DATA_BASEDIR, no `..`), and its folder, resolved, must lie in the resolved DATA_BASEDIR (which is apart from
+the raw root: rawroot.require_apart): a folder link inside DATA_BASEDIR that leads out of it (a subset's
+folder linked into the raw root, a MIMIC-CXR link made by the symlink farm) stops the job with an error that
+names the link. Each folder is resolved once per job, when it is first met (`ready_folder`), before anything
+is looked at through it, and made just before the first write into it. The temporary file is created with
+O_EXCL | O_NOFOLLOW and renamed over the name (a rename replaces a link at the name, it never writes through
+it), and a link at the name is never taken as holding the bytes.
+What this does not stop: a folder swapped for a link while the job runs, after it was checked, by someone
+who may write into DATA_BASEDIR. Links made before the run, by anyone, are caught.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +41,7 @@ import numpy as np
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.formats.fsutil import file_digest, same_bytes
 from preprocess.formats.pngio import encode_png
+from preprocess.formats.rawroot import link_out, link_out_message
 
 Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 
@@ -38,7 +51,10 @@ _PART = {"tag": None}
 
 
 def set_part_tag(tag: str) -> None:
+    """Start a job: its temporary names carry `tag`, and every folder is checked again when first met."""
     _PART["tag"] = tag
+    _CHECKED.clear()
+    _READY.clear()
 
 
 def part_suffix() -> str:
@@ -115,26 +131,70 @@ def _relative(path: Path | str, data_basedir: Path) -> str:
     return relative
 
 
+# Folders of DATA_BASEDIR met in this job: folder text -> DATA_BASEDIR text, in _CHECKED once resolved inside
+# DATA_BASEDIR, in _READY once made as well. Plain dicts, looked up once per output; cleared when a job starts
+# (set_part_tag), or when one grows large.
+_CHECKED: dict[str, str] = {}
+_READY: dict[str, str] = {}
+_REMEMBERED = 1 << 16
+
+
+def ready_folder(folder: str, data_basedir: Path | str, make: bool = True) -> None:
+    """Check that `folder` (text, under DATA_BASEDIR) resolves inside the resolved DATA_BASEDIR, else
+    OutputConflictError naming the link that leads out; then make it when `make` and it does not exist. Once
+    per folder and job."""
+    base = _prefix(data_basedir)
+    if _READY.get(folder) == base:
+        return
+    if _CHECKED.get(folder) != base:
+        require_inside(folder, data_basedir)
+        _remember(_CHECKED, folder, base)
+    if make:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise write_error(folder, exc) from None
+        _remember(_READY, folder, base)
+
+
+def _remember(folders: dict[str, str], folder: str, base: str) -> None:
+    if len(folders) >= _REMEMBERED:
+        folders.clear()
+    folders[folder] = base
+
+
+def require_inside(folder: Path | str, data_basedir: Path | str) -> None:
+    """OutputConflictError naming the link when `folder` (under DATA_BASEDIR) resolves outside it."""
+    escape = link_out(data_basedir, folder)
+    if escape is not None:
+        raise OutputConflictError(link_out_message(*escape, data_basedir))
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> Row:
     """Write bytes atomically unless the file already holds them.
 
-    Plain os calls on text paths: this runs once per output image (millions for a full build). The name is
-    looked at first (a file that holds the bytes is not written again; other content is refused unless
-    `overwrite`), then the bytes go to a temporary file that is renamed to the name.
+    Plain os calls on text paths: this runs once per output image (millions for a full build). The folder is
+    checked and made once per job (ready_folder); the name is looked at first (a file that holds the bytes is
+    not written again; other content, or a link, is refused unless `overwrite`), then the bytes go to a new
+    temporary file that is renamed to the name.
     """
     path = os.fspath(target)
     relative = _relative(path, data_basedir)
+    folder, name = os.path.split(path)
+    ready_folder(folder, data_basedir)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
     if _holds(path, data, overwrite):
         return relative, "file", detail
-    folder, name = os.path.split(path)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
         try:
-            descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+            descriptor = os.open(tmp, _NEW_FILE, 0o666)
+        except FileExistsError:  # a leftover of a killed process that had this pid (a job's own are removed)
+            os.unlink(tmp)
+            descriptor = os.open(tmp, _NEW_FILE, 0o666)
     except OSError as exc:
         raise write_error(path, exc) from None
     try:
@@ -155,11 +215,16 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
 
 
 def _holds(path: str, data: bytes, overwrite: bool) -> bool:
-    """Does the file at path hold exactly data? Absent: False. Other content: refused unless overwrite."""
-    if not os.access(path, os.F_OK):  # the common case, a fresh name, without the cost of a raised exception
-        return False
+    """Does the file at path hold exactly data? Absent: False. Other content, or a link: refused unless
+    overwrite (a link is replaced, never written through)."""
+    if not os.access(path, os.F_OK, follow_symlinks=False):  # the common case, a fresh name, without the
+        return False  # cost of a raised exception
     try:
-        if os.stat(path).st_size == len(data) and _read_bytes(path) == data:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            _refuse_unless(overwrite, path, f"a link to {os.readlink(path)} in its place (not a file)")
+            return False
+        if info.st_size == len(data) and _read_bytes(path) == data:
             return True
     except FileNotFoundError:
         return False
@@ -195,7 +260,7 @@ def _refuse_unless(overwrite: bool, path, what: str) -> None:
 
 
 def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
         return handle.read()
 
 
@@ -203,6 +268,8 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     """Hard-link (same file system) or copy a raw file into place, atomically."""
     target, source = output.path, output.source
     relative = _relative(target, data_basedir)
+    folder = os.path.dirname(target)
+    ready_folder(folder, data_basedir, make=False)  # before anything is looked at through it
     if target.exists() or target.is_symlink():
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
@@ -211,8 +278,8 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     # input (named by its own path), and leaves no link behind in DATA_BASEDIR.
     detail = output.detail or _detail(source)
     tmp = target.with_name(f".{target.name}{part_suffix()}")
+    ready_folder(folder, data_basedir)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
     except OSError as exc:
         raise write_error(target, exc) from None
@@ -252,9 +319,12 @@ def _detail(path: Path) -> str:
 
 
 def place_symlink(output: SymLink, data_basedir: Path) -> Row:
-    """Create link -> target, keep it if it already points there, refuse to replace anything else."""
+    """Create link -> target, keep it if it already points there, refuse to replace anything else. The link
+    may point out of DATA_BASEDIR (the MIMIC-CXR links into the raw root are the product); its folder may not."""
     link, target = output.path, output.target
     relative = _relative(link, data_basedir)
+    folder = os.path.dirname(link)
+    ready_folder(folder, data_basedir, make=False)
     if not target.exists():
         raise RawDataError(f"link target {target} does not exist; check the raw download")
     if link.is_symlink():
@@ -270,8 +340,8 @@ def place_symlink(output: SymLink, data_basedir: Path) -> Row:
             "move it away (the pipeline never deletes it)"
         )
     tmp = link.with_name(f".{link.name}.{os.getpid()}.link")
+    ready_folder(folder, data_basedir)
     try:
-        link.parent.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
         os.symlink(target, tmp)
         os.replace(tmp, link)

@@ -3,6 +3,10 @@ is opened that is not a regular file.
 
 - `require_apart`: the raw root, DATA_BASEDIR and the results folder are three separate trees (none inside
   another, symbolic links resolved). The CLI and the workflow call it before any job.
+- `link_out`: a folder link inside DATA_BASEDIR that leads out of it (into the raw root, or anywhere else).
+  The top folders being apart is not enough: `DATA_BASEDIR/2D_Images/X -> raw/x` would carry the writes meant
+  for X into the raw root. The writer (preprocess/convert/outputs.py) refuses such a folder, and validate
+  calls no path under it valid.
 - `Boundary.problem` / `Boundary.check`: a raw path is used only when it resolves, links included, to a
   regular file we may read inside the boundary of its source. The boundary is the raw root as configured,
   resolved, and the source's own folder (`<raw_root>/<raw_dir>`), resolved: a user who keeps one download on
@@ -69,6 +73,39 @@ def require_outside(raw_root: Path | None, path: Path, what: str) -> None:
             f"{what} {path} is inside the raw root {raw_root}: the pipeline never writes into the raw root; "
             f"choose another {what}"
         )
+
+
+def link_out(data_basedir: Path | str, folder: Path | str) -> tuple[str, str] | None:
+    """(the link, where it resolves) when `folder`, a path under DATA_BASEDIR, resolves outside the resolved
+    DATA_BASEDIR; else None. The link named is the first one on the way down that leads out (a missing part
+    counts as a plain folder: the writer makes it). DATA_BASEDIR itself may be a link: the configuration says
+    where it lives, as for the raw root. Links that stay inside DATA_BASEDIR are fine."""
+    base = os.path.abspath(os.fspath(data_basedir))
+    real_base = os.path.realpath(base)
+    text = os.path.abspath(os.fspath(folder))
+    real = os.path.realpath(text)
+    if _inside_text(real, real_base):
+        return None
+    # Resolved, a path leaves DATA_BASEDIR only at a link: the first prefix that resolves outside is that link.
+    current = base
+    for part in os.path.relpath(text, base).split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current) and not _inside_text(os.path.realpath(current), real_base):
+            return current, os.path.realpath(current)
+    return text, real
+
+
+def _inside_text(real: str, real_folder: str) -> bool:
+    return real == real_folder or real.startswith(real_folder.rstrip(os.sep) + os.sep)
+
+
+def link_out_message(link: str, real: str, data_basedir: Path | str) -> str:
+    """What a folder link out of DATA_BASEDIR is, and what to do (one line)."""
+    return (
+        f"{link} is a link to {real}, outside DATA_BASEDIR {data_basedir}: the pipeline writes nothing through a "
+        f"link out of DATA_BASEDIR (it could land in the raw root or another tree). Remove the link (rm {link}: "
+        "its target is kept), then run again to build a real folder there"
+    )
 
 
 _CHOOSE = {  # what to move, in the words of where it is set
