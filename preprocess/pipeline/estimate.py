@@ -59,13 +59,14 @@ def load_costs(path: Path = COSTS) -> dict[str, Cost]:
 
 def cost_key(registry, subset, conversion) -> str:
     """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
-    when the conversion names one, else the kind (costs.yaml falls back to the kind's entry)."""
+    when the conversion names one, else kind/source (an image folder's items are that source's files, of its
+    own size); costs.yaml falls back to the kind's entry."""
     params = conversion.params
-    detail = params.get("dataset") or params.get("recipe") or params.get("flag")
+    source = params.get("source") or subset.source_ids[0]
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag") or source
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
-        source = params.get("source") or subset.source_ids[0]
         detail = detail.get(registry.source(source).variant)
-    return f"{conversion.kind}/{detail}" if detail else conversion.kind
+    return f"{conversion.kind}/{detail}"
 
 
 def cost_of(registry, subset, conversion, costs: dict[str, Cost]) -> Cost:
