@@ -3,9 +3,10 @@
 
 The real-size fakes (`python -m preprocess demo DIR --real-sizes`, preprocess/demo/real.py) are written once
 with 2N items of each source. Each conversion (one per costs.yaml key) then runs as its own process, pinned to
-one CPU with taskset, twice per repeat: shard 1/2 (N items) and the whole job (2N items). Per item at steady
-state = (time(2N) - time(N)) / N, so start-up (imports, planning, opening archives) is measured apart as what
-is left of the N-item run. Output files and bytes per item come from the whole job's manifest (exact); peak
+one CPU with taskset, twice per repeat: shard 1/2 (N items) and the whole job (2N items). Time is the job
+process's CPU time (user + system; the wall time of a shared machine counts the other users too). Per item at
+steady state = (time(2N) - time(N)) / N, so start-up (imports, planning, opening archives) is measured apart
+as what is left of the N-item run. Output files and bytes per item come from the whole job's manifest (exact); peak
 RSS is the job process's maxrss, at both job sizes (how memory grows with the items of a job). Times are
 medians over the repeats. The machine is shared: the seconds are noisy, the bytes and files are not.
 
@@ -32,7 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
-from preprocess.demo.real import SIZES, write_real  # noqa: E402
+from preprocess.demo.real import write_real  # noqa: E402
+from preprocess.demo.real_sizes import SIZES  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
@@ -76,7 +78,11 @@ def item_count(settings, subset, conversion) -> int:
 
 
 def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Path) -> tuple[float, int, int, int]:
-    """(seconds, peak RSS bytes, output files, output bytes) of shard 1/shards run as its own process."""
+    """(CPU seconds, peak RSS bytes, output files, output bytes) of shard 1/shards run as its own process.
+
+    CPU time (user + system) of the process, not wall time: on a machine shared by other jobs the wall time
+    of a process pinned to one CPU counts the others' share of that CPU too, and is what a job alone on a
+    core would take only when the machine is idle."""
     manifest = folder / f"{conversion.name}-{shards}-{time.monotonic_ns()}" / "manifest.tsv"
     manifest.parent.mkdir(parents=True)
     command = [
@@ -84,10 +90,9 @@ def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Pat
         "--conversion", conversion.name, "--shard", f"1/{shards}", "--config", str(config),
         "--results", str(folder / "results"), "--manifest", str(manifest),
     ]  # fmt: skip
-    started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
     _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
+    seconds = usage.ru_utime + usage.ru_stime
     process.returncode = os.waitstatus_to_exitcode(status)
     errors = process.stderr.read().decode(errors="replace")
     if process.returncode != 0:

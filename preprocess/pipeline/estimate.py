@@ -35,6 +35,9 @@ class Cost:
     bytes: float  # output bytes per item
     items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
     basis: str = ""  # what the figures were measured on
+    measured: str = ""  # the date they were measured
+    startup_seconds: float = 0.0  # a job's start-up (imports, planning) before its first item
+    peak_rss_mb: dict | None = None  # the job's peak RSS (MB) at two job sizes: {items: MB}
 
 
 @dataclass
