@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
 from preprocess.demo.real import write_real  # noqa: E402
+from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.demo.real_sizes import SIZES  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
@@ -154,14 +155,16 @@ def stand_ins(old: dict, measured: dict[str, dict]) -> dict[str, dict]:
     return filled
 
 
-def write(out: Path, measured: dict[str, dict], date: str) -> None:
+def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) -> None:
+    """Merge `measured` into `out`; with `fill`, the entries not measured take stand-ins (the last write)."""
     old = (yaml.safe_load(out.read_text()) or {}).get("costs", {}) if out.exists() else {}
-    measured = {**measured, **stand_ins(old, measured)}
+    if fill:
+        measured = {**measured, **stand_ins(old, measured)}
     merged = {}
     for key in sorted(set(old) | set(measured)):
         entry = dict(old.get(key, {}))
         if key in measured:
-            entry = {**{k: v for k, v in entry.items() if k == "items"}, **measured[key], "measured": date}
+            entry = {"measured": date, **{k: v for k, v in entry.items() if k == "items"}, **measured[key]}
         merged[key] = entry
     header = (
         "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
@@ -183,8 +186,15 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the fakes here and keep them (default: a temporary folder)")
     parser.add_argument("--fakes", type=Path, help="reuse fakes written earlier with --keep")
     parser.add_argument("--out", type=Path, default=COSTS)
+    parser.add_argument("--resume", action="store_true", help="keep the entries --out got today, measure the rest")
     args = parser.parse_args()
     date = datetime.date.today().isoformat()
+    done = {}
+    if args.resume and args.out.exists():
+        entries = (yaml.safe_load(args.out.read_text()) or {}).get("costs", {})
+        done = {
+            k: v for k, v in entries.items() if v.get("measured") == date and v.get("basis", "").split(" ")[0].isdigit()
+        }
     with tempfile.TemporaryDirectory() as scratch:
         fakes = args.fakes or args.keep or Path(scratch) / "fakes"
         if args.fakes is None:
@@ -209,7 +219,22 @@ def main() -> None:
                     continue
                 repeats = args.volume_repeats if conversion.kind in VOLUME_KINDS else args.repeats
                 folder = Path(scratch) / "jobs"
-                measured[key] = measure(config, settings, key, subset, conversion, args.cpu, repeats, folder)
+                job_config, job_settings = config, settings
+                if conversion.split != "test":  # a conversion built for the train split only
+                    job_config = Path(scratch) / f"config-{key.replace('/', '-')}.yaml"
+                    job_config.write_text(yaml.safe_dump({**values, "splits": {subset.key: "all"}}))
+                    job_settings = load_settings(job_config)
+                if key in done:
+                    measured[key] = done[key]
+                    continue
+                try:
+                    measured[key] = measure(
+                        job_config, job_settings, key, subset, conversion, args.cpu, repeats, folder
+                    )
+                except (RuntimeError, PreprocessError) as exc:  # reported; the others are still measured
+                    print(f"{key}: not measured: {exc}", flush=True)
+                    continue
+                write(args.out, {key: measured[key]}, date, fill=False)  # as it goes: --resume continues a cut run
     write(args.out, measured, date)
     print(f"wrote {args.out}: {len(measured)} entries measured")
 
