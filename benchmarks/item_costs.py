@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
 from preprocess.demo.real import write_real  # noqa: E402
-from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.demo.real_sizes import SIZES  # noqa: E402
+from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
