@@ -49,6 +49,7 @@ COUNTS = {
     "rfmid": 8, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
 }  # fmt: skip
 VOLUME_KINDS = ("volume_slices",)
+RESOLUTION = 0.001  # s per item: below it the difference of two job sizes is noise on this machine
 # Conversions measured under a source variant: key -> (config's source_variants)
 VARIANTS = {"annotation_crop/vindr_mammo_physionet": {"vindr_mammo": "physionet"}}
 
@@ -114,6 +115,9 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
     whole_s = statistics.median(r[0] for r in wholes)
     per_item = max(whole_s - half_s, 0.0) / max(items - half_items, 1)
     startup = max(half_s - per_item * half_items, 0.0)
+    floor = ""
+    if per_item < RESOLUTION:  # the items cost less than the noise of two whole runs: a bound, not zero
+        per_item, floor = RESOLUTION, f"; per item below the resolution, {RESOLUTION} s taken"
     _, whole_rss, files, size = wholes[-1]
     half_rss = max(r[1] for r in halves)
     whole_rss = max(r[1] for r in wholes)
@@ -129,7 +133,7 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
         "files": round(files / items, 2),
         "bytes": round(size / items),
         "peak_rss_mb": {half_items: round(half_rss / 1e6), items: round(whole_rss / 1e6)},
-        "basis": f"{items} real-size items ({SIZES[_source(subset, conversion)].item}); {subset.key}",
+        "basis": f"{items} real-size items ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
     }
 
 

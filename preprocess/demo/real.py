@@ -186,7 +186,21 @@ def chest_imagenome(base: Path, n: int, seed: int) -> dict:
         GOLD_HEADER + "\n" + "\n".join(gold) + "\n",
     )
     _put(base / "gold_dataset" / "gold_all_sentences_500pts_1000studies.txt", "\n".join(sentences) + "\n")
-    return {}
+    return {"Train_Data/2D_Task/ChestImagrome/Chest_imagenome_train.jsonl": _silver_records(n, seed)}
+
+
+def _silver_records(n: int, seed: int) -> list[dict]:
+    """Train_Data records naming every silver crop (class ids number the sorted region names)."""
+    records = []
+    for _, patient, study, dicom in _mimic_images(n, seed):
+        for class_id, region in enumerate(sorted(REGIONS)):
+            records.append({
+                "messages": [{"role": "user", "content": f"<image>Locate the region. {region}"}],
+                "images": [f"./2D_Images/ChestImagrome/files/{patient[:3]}/{patient}/{study}/{dicom}.jpg"],
+                "positive_messages": [[{"role": "user", "content": "<image>Match the target"}]],
+                "positive_images": [f"./2D_Images/ChestImagrome/silver_sample_crop/{dicom}_{class_id}_0.png"],
+            })  # fmt: skip
+    return records
 
 
 # --- image folders --------------------------------------------------------------------------------------------
@@ -630,7 +644,10 @@ def write_real(
         seed_of = 0 if source_id in ("mimic_cxr_jpg", "chest_imagenome") else seed + number  # one image set
         count = (counts or {}).get("mimic_cxr_jpg" if source_id == "chest_imagenome" else source_id, items)
         for task_file, records in WRITERS[source_id](base, count, seed_of, **extra).items():
-            _put(data_basedir / task_file, json.dumps(records, indent=1))
+            if task_file.endswith(".jsonl"):  # Train_Data: one record a line
+                _put(data_basedir / task_file, "".join(json.dumps(record) + "\n" for record in records))
+            else:
+                _put(data_basedir / task_file, json.dumps(records, indent=1))
         overrides["sources"][source_id] = {"files": observed_files(source, raw_root)[0]}
     (directory / "registry-overrides.yaml").write_text(
         "# Real-size fakes: their own counts and MD5s.\n" + yaml.safe_dump(overrides, sort_keys=True), encoding="utf-8"
