@@ -84,10 +84,13 @@ def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Pat
 
     CPU time (user + system) of the process, not wall time: on a machine shared by other jobs the wall time
     of a process pinned to one CPU counts the others' share of that CPU too, and is what a job alone on a
-    core would take only when the machine is idle."""
+    core would take only when the machine is idle. Peak RSS from GNU time, which starts the job: Linux keeps
+    a process's maxrss across fork and exec, so the job's own rusage would start at this (large) process's."""
     manifest = folder / f"{conversion.name}-{shards}-{time.monotonic_ns()}" / "manifest.tsv"
     manifest.parent.mkdir(parents=True)
+    peak = manifest.parent / "peak-kb"
     command = [
+        "/usr/bin/time", "-f", "%M", "-o", str(peak),  # the job's own peak (its maxrss is inherited from here)
         "taskset", "-c", str(cpu), sys.executable, "-m", "preprocess", "convert", subset.key,
         "--conversion", conversion.name, "--shard", f"1/{shards}", "--config", str(config),
         "--results", str(folder / "results"), "--manifest", str(manifest),
@@ -101,7 +104,7 @@ def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Pat
         raise RuntimeError(f"{subset.key}/{conversion.name} shard 1/{shards} failed:\n{errors[-2000:]}")
     rows = [row for row in read_manifest(manifest) if row[1] in ("file", "symlink")]
     size = sum(int(detail.split(":", 1)[0]) for _, kind, detail in rows if kind == "file" and ":" in detail)
-    return seconds, usage.ru_maxrss * 1024, len(rows), size
+    return seconds, int(peak.read_text().split()[-1]) * 1024, len(rows), size
 
 
 def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repeats: int, folder: Path) -> dict:
