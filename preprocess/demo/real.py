@@ -178,7 +178,8 @@ def chest_imagenome(base: Path, n: int, seed: int) -> dict:
                                 "original_x1": x0, "original_y1": y0, "original_x2": x1, "original_y2": y1,
                                 "original_width": width, "original_height": height})  # fmt: skip
             sentences.append(f"{patient[1:]}\t{study[1:]}\t{dicom}.dcm\tLungs are clear.")
-            graph = {"image_id": dicom, "viewpoint": "PA", "objects": objects, "attributes": [], "relationships": []}
+            graph = {"image_id": dicom, "viewpoint": "PA", "patient_id": int(patient[1:]), "study_id": int(study[1:]),
+                     "objects": objects, "attributes": [], "relationships": []}  # fmt: skip
             member = zipfile.ZipInfo(f"scene_graph/{dicom}_SceneGraph.json", date_time=(2021, 7, 1, 0, 0, 0))
             archive.writestr(member, json.dumps(graph, indent=2), zipfile.ZIP_DEFLATED)
     _put(
@@ -294,8 +295,8 @@ def _medmnist_split(count: int, size: int, channels: int, seed: int, labels: int
     for k in range(count):
         noise = rng.integers(-6, 7, images.shape[1:], dtype=np.int16)
         images[k] = np.clip(np.roll(bank[k % 16], k % size, axis=1) + noise, 0, 255)
-    if multi:
-        rows = rng.integers(0, 2, (count, labels), dtype=np.uint8)
+    if multi:  # ChestX-ray14's prevalence: about 0.7 positive labels an image, half the images none
+        rows = (rng.random((count, labels)) < 0.05).astype(np.uint8)
     else:
         rows = (np.arange(count) % labels).reshape(-1, 1).astype(np.uint8)
     return images, rows
