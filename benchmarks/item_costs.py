@@ -46,7 +46,7 @@ ITEMS = 16
 COUNTS = {
     "ct_rate": 4, "radgenome_chestct": 4, "hanseg": 4, "mmdental": 4, "synthrad2023": 4, "brats_ped": 4,
     "brats_men": 4, "cirrmri600": 4, "mrnet": 8, "medmnist": 400, "medmnist3d": 40, "pannuke": 40,
-    "rfmid": 8, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
+    "rfmid": 8, "m3d_cap": 4, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
 }  # fmt: skip
 VOLUME_KINDS = ("volume_slices",)
 RESOLUTION = 0.001  # s per item: below it the difference of two job sizes is noise on this machine
@@ -149,16 +149,16 @@ def stand_ins(old: dict, measured: dict[str, dict]) -> dict[str, dict]:
     without their own) and a recipe built only for train (RadImageNet-VQA alignment) take the dearest
     measured entry of the same kind (per item seconds, then bytes), naming it."""
     filled = {}
+    pool = {**{k: v for k, v in old.items() if _measured_here(v)}, **measured}  # this run's and earlier runs'
     for key in sorted(k for k in set(old) - set(measured) if not _measured_here(old[k])):
         kind = key.split("/")[0]
         siblings = sorted(
-            (k for k in measured if k.split("/")[0] == kind),
-            key=lambda k: (measured[k]["seconds"], measured[k]["bytes"]),
+            (k for k in pool if k.split("/")[0] == kind), key=lambda k: (pool[k]["seconds"], pool[k]["bytes"])
         )
         if siblings:
             dearest = siblings[-1]
-            filled[key] = {**measured[dearest], "basis": f"the dearest measured entry of its kind, {dearest}: "
-                           + measured[dearest]["basis"]}  # fmt: skip
+            filled[key] = {**pool[dearest], "basis": f"the dearest measured entry of its kind, {dearest}: "
+                           + pool[dearest]["basis"]}  # fmt: skip
     return filled
 
 

@@ -241,6 +241,39 @@ def rfmid(base: Path, n: int, seed: int) -> dict:
     return {}
 
 
+def brain_tumor_mri(base: Path, n: int, seed: int) -> dict:
+    labels = ("glioma", "meningioma", "notumor", "pituitary")  # each of the four is a checked file group
+    for k in range(max(n, len(labels))):
+        label = labels[k % len(labels)]
+        name = f"Te-{label[:2]}_{k:04d}.jpg"
+        _put(base / "Testing" / label / name, _encode(fields.photo((512, 512), seed + k, 1), "JPEG"))
+    for label in ("glioma", "meningioma"):
+        _put(base / "Training" / label / f"Tr-{label[:2]}_0001.jpg", _encode(fields.photo((512, 512), seed, 1), "JPEG"))
+    return {}
+
+
+def lc25000(base: Path, n: int, seed: int) -> dict:
+    sets = [("colon_image_sets", "colon_aca"), ("lung_image_sets", "lung_n")]
+    for k in range(max(n, 2)):
+        group, label = sets[k % 2]
+        name = f"{label.replace('_', '')}{k + 1}.jpeg"
+        folder = base / "lung_colon_image_set" / group / label
+        _put(folder / name, _encode(fields.photo((768, 768), seed + k), "JPEG"))
+    return {}
+
+
+def m3d_cap(base: Path, n: int, seed: int) -> dict:
+    """n series of 40 windowed 8-bit PNG slices of 512x512 and their caption."""
+    for k in range(n):
+        folder = base / "M3D_Cap" / "ct_quizze" / f"{5000 + k:06d}" / "Axial_C__delayed"
+        volume = fields.ct_slices((512, 512, 40), seed + k)
+        window = np.clip((volume.astype(np.float32) + 160) / 400 * 255, 0, 255).astype(np.uint8)
+        for z in range(40):
+            _put(folder / f"{z}.png", _encode(window[:, :, z], "PNG"))
+        _put(folder.parent / "text.txt", "A caption.\n")
+    return {}
+
+
 # --- masks and arrays -----------------------------------------------------------------------------------------
 
 
@@ -607,7 +640,8 @@ def mmdental(base: Path, n: int, seed: int) -> dict:
 WRITERS = {
     "vindr_cxr": vindr_cxr, "vindr_mammo": vindr_mammo, "mimic_cxr_jpg": mimic_cxr_jpg,
     "chest_imagenome": chest_imagenome, "aptos2019": aptos, "isic2019": isic2019, "kvasir_v2": kvasir,
-    "rfmid": rfmid, "kvasir_seg": kvasir_seg, "medsegbench": medsegbench, "medmnist": medmnist,
+    "rfmid": rfmid, "brain_tumor_mri": brain_tumor_mri, "lc25000": lc25000, "m3d_cap": m3d_cap,
+    "kvasir_seg": kvasir_seg, "medsegbench": medsegbench, "medmnist": medmnist,
     "medmnist3d": medmnist3d, "pannuke": pannuke, "roco_qa": roco_qa, "pathvqa": pathvqa, "vqa_rad": vqa_rad,
     "medpix_clinqa": medpix, "radimagenet_vqa": radimagenet_vqa, "pmc_vqa": pmc_vqa, "omnimedvqa": omnimedvqa,
     "ct_rate": ct_rate, "radgenome_chestct": radgenome, "brats_ped": brats_ped, "brats_men": brats_men,

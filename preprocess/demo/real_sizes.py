@@ -52,6 +52,18 @@ SIZES = {
         "RGB PNG 4288x2848",
         "RFMiD (Pachade et al. 2021, Data 6:14): 4288x2848 (Kowa VX-10a), 2144x1424, 2048x1536",
     ),
+    "brain_tumor_mri": Size(
+        "grey JPEG 512x512",
+        "Brain Tumor MRI (Kaggle, Nickparvar 2021): mostly 512x512 JPEGs, some smaller [assumed 512]",
+    ),
+    "lc25000": Size(
+        "RGB JPEG 768x768",
+        "LC25000 (Borkowski et al. 2019, arXiv:1912.12142): 768x768 JPEG",
+    ),
+    "m3d_cap": Size(
+        "series of 40 windowed 8-bit PNG slices of 512x512 (an item is a slice), each with its text.txt",
+        "M3D-Cap (Bai et al. 2024): Radiopaedia series as 8-bit PNG slices; 3d-volumes.md 10 [size assumed]",
+    ),
     "kvasir_seg": Size(
         "RGB JPEG 720x576 and a JPEG mask of the same size",
         "Kvasir-SEG (Jha et al. 2020): 332x487 to 1920x1072; 2d-images.md 4",
