@@ -10,7 +10,12 @@ as what is left of the N-item run. Output files and bytes per item come from the
 RSS is the job process's maxrss, at both job sizes (how memory grows with the items of a job). Times are
 medians over the repeats. The machine is shared: the seconds are noisy, the bytes and files are not.
 
-    python benchmarks/item_costs.py [--cpu 1] [--repeats 3] [--only KEY ...] [--keep DIR] [--out costs.yaml]
+    python benchmarks/item_costs.py [--cpu 1] [--repeats 2] [--only KEY ...] [--keep DIR | --fakes DIR]
+                                    [--resume] [--out preprocess/registry/costs.yaml]
+
+About 20 minutes to write the fakes and 20 to measure on a loaded 2-core machine; needs GNU time
+(/usr/bin/time, Debian's `time`) and taskset. --keep DIR keeps the fakes, --fakes DIR reuses them, --only
+re-measures a few keys into the same file, --resume keeps what a cut run measured today.
 """
 
 from __future__ import annotations
