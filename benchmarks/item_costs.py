@@ -44,6 +44,7 @@ from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
+from preprocess.registry.loader import load_registry  # noqa: E402
 
 # Items of a source in the whole job (the half job has half): volumes are few and slow, 2D items many and
 # fast; every job stays within seconds to a minute on one core.
@@ -75,6 +76,21 @@ def conversions(settings, keys=None) -> dict[str, tuple]:
             if key not in chosen and (keys is None or key in keys):
                 chosen[key] = (subset, conversion)
     return chosen
+
+
+def sources_of(keys) -> list[str] | None:
+    """The sources the conversions of these costs.yaml keys read (None: every source with a real-size writer)."""
+    if not keys:
+        return None
+    registry = load_registry()
+    found = set()
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            if registry.kinds[conversion.kind].module is not None and cost_key(registry, subset, conversion) in keys:
+                found.update([conversion.params["source"]] if "source" in conversion.params else subset.source_ids)
+    if "chest_imagenome" in found:  # its boxes are on the MIMIC-CXR-JPG images
+        found.add("mimic_cxr_jpg")
+    return sorted(found & set(SIZES))
 
 
 def item_count(settings, subset, conversion) -> int:
@@ -216,7 +232,7 @@ def main() -> None:
         fakes = args.fakes or args.keep or Path(scratch) / "fakes"
         if args.fakes is None:
             started = time.perf_counter()
-            write_real(fakes, ITEMS, counts=COUNTS)
+            write_real(fakes, ITEMS, sources=sources_of(args.only), counts=COUNTS)
             print(f"real-size fakes written to {fakes} in {time.perf_counter() - started:.0f} s", flush=True)
         base = yaml.safe_load((fakes / "config.yaml").read_text())
         results = Path(scratch) / "jobs" / "results"  # the checksum cache every job shares, filled first
