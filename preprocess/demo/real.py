@@ -672,11 +672,12 @@ def write_real(
     overrides = yaml.safe_load((directory / "registry-overrides.yaml").read_text(encoding="utf-8"))
     for source_id in chosen:  # before any is written: MedMNIST 2D and 3D share one folder
         shutil.rmtree(layout.raw_dir(raw_root, registry.source(source_id)), ignore_errors=True)
-    for number, source_id in enumerate(chosen):
+    for source_id in chosen:
         source = registry.source(source_id)
         base = layout.raw_dir(raw_root, source)
         extra = {"full_counts": full_counts} if source_id == "medmnist" else {}
-        seed_of = 0 if source_id in ("mimic_cxr_jpg", "chest_imagenome") else seed + number  # one image set
+        # a seed of its own per source, whichever others are written; MIMIC-CXR-JPG and Chest ImaGenome share one
+        seed_of = seed if source_id in ("mimic_cxr_jpg", "chest_imagenome") else seed + list(WRITERS).index(source_id)
         count = (counts or {}).get("mimic_cxr_jpg" if source_id == "chest_imagenome" else source_id, items)
         for task_file, records in WRITERS[source_id](base, count, seed_of, **extra).items():
             if task_file.endswith(".jsonl"):  # Train_Data: one record a line
