@@ -677,6 +677,12 @@ def cmd_eval_config(args) -> int:
 def cmd_demo(args) -> int:
     from preprocess.demo import is_current, write_demo
 
+    if args.real_sizes:
+        from preprocess.demo.real import write_real
+
+        out = write_real(Path(args.directory), args.items, args.sources, full_counts=args.full_counts)
+        print(f"real-size fakes written to {out}: {args.items} items a source; config {out / 'config.yaml'}")
+        return 0
     kept = is_current(Path(args.directory)) and not args.force
     out = write_demo(Path(args.directory), force=args.force)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
@@ -820,6 +826,12 @@ def _args_eval_config(p) -> None:
 def _args_demo(p) -> None:
     p.add_argument("directory")
     p.add_argument("--force", action="store_true", help="rewrite an existing demo")
+    p.add_argument(
+        "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"
+    )
+    p.add_argument("--items", type=int, default=4, help="--real-sizes: items a source (default 4)")
+    p.add_argument("--sources", nargs="+", help="--real-sizes: only these sources (default all it knows)")
+    p.add_argument("--full-counts", action="store_true", help="--real-sizes: also dermamnist_224 at full counts")
 
 
 def _args_register(p) -> None:

@@ -35,6 +35,9 @@ class Cost:
     bytes: float  # output bytes per item
     items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
     basis: str = ""  # what the figures were measured on
+    measured: str = ""  # the date they were measured
+    startup_seconds: float = 0.0  # a job's start-up (imports, planning) before its first item
+    peak_rss_mb: dict | None = None  # the job's peak RSS (MB) at two job sizes: {items: MB}
 
 
 @dataclass
@@ -59,13 +62,14 @@ def load_costs(path: Path = COSTS) -> dict[str, Cost]:
 
 def cost_key(registry, subset, conversion) -> str:
     """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
-    when the conversion names one, else the kind (costs.yaml falls back to the kind's entry)."""
+    when the conversion names one, else kind/source (an image folder's items are that source's files, of its
+    own size); costs.yaml falls back to the kind's entry."""
     params = conversion.params
-    detail = params.get("dataset") or params.get("recipe") or params.get("flag")
+    source = params.get("source") or subset.source_ids[0]
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag") or source
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
-        source = params.get("source") or subset.source_ids[0]
         detail = detail.get(registry.source(source).variant)
-    return f"{conversion.kind}/{detail}" if detail else conversion.kind
+    return f"{conversion.kind}/{detail}"
 
 
 def cost_of(registry, subset, conversion, costs: dict[str, Cost]) -> Cost:
