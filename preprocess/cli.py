@@ -367,7 +367,7 @@ def cmd_plan(args) -> int:
     import time
     from dataclasses import asdict
 
-    from preprocess.pipeline import estimate
+    from preprocess.pipeline import budget, estimate
     from preprocess.registry import splits
 
     started = time.monotonic()
@@ -380,6 +380,8 @@ def cmd_plan(args) -> int:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
     print(estimate.table(found))
+    print("\nthe whole selection, downloaded or not (docs/benchmarks.md: how jobs are sized and scheduled):")
+    print(budget.table(budget.totals(found, args.cores), estimate.size))
     print(
         f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
         "data is present as their conversions plan them, of the others as the registry counts a full download"
@@ -769,6 +771,9 @@ def _args_convert(p) -> None:
 def _args_plan(p) -> None:
     _data_options(p)
     p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
+    p.add_argument(
+        "--cores", type=int, nargs="+", default=[32, 256], metavar="N", help="wall time on N cores (default 32 256)"
+    )
 
 
 def _args_tree(p) -> None:
