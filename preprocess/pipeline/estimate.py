@@ -60,8 +60,9 @@ class Estimate:
 
     def job_seconds(self) -> list[float]:
         """Predicted seconds of each of its jobs (shard i holds the items at positions i modulo jobs)."""
-        larger = self.items % self.jobs
-        sizes = [self.items // self.jobs + (1 if shard < larger else 0) for shard in range(self.jobs)]
+        jobs = max(1, self.jobs)
+        larger = self.items % jobs
+        sizes = [self.items // jobs + (1 if shard < larger else 0) for shard in range(jobs)]
         return [self.startup_seconds + n * self.item_seconds for n in sizes]
 
 
