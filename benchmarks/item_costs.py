@@ -1,138 +1,275 @@
-"""Measure each conversion kind's cost per item and rewrite preprocess/registry/costs.yaml (what
+"""Measure every conversion's cost per item on real-size fakes and rewrite preprocess/registry/costs.yaml (what
 `python -m preprocess plan` multiplies by the item counts).
 
-Every conversion of the embedded demo is built once, in this process, on a fresh demo copy: seconds per item
-(wall time of the job, its plan included, over its items), output files and bytes per item (its manifest).
-Demo inputs are tiny (32 px images, 16-slice volumes), so their seconds are a floor; with --full-size the
-CT-RATE volume kind is measured on one 512x512x300 int16 synthetic volume (benchmarks/volume_path.py's
-phantom), the size of a real CT-RATE reconstruction, and that figure is used for every volume dataset whose
-real volumes are of that order (CT-RATE, RadGenome-ChestCT). Stored item counts (`items`, for sources whose
-items no glob counts) are kept from the file as it was.
+The real-size fakes (`python -m preprocess demo DIR --real-sizes`, preprocess/demo/real.py) are written once
+with 2N items of each source. Each conversion (one per costs.yaml key) then runs as its own process, pinned to
+one CPU with taskset, twice per repeat: shard 1/2 (N items) and the whole job (2N items). Time is the job
+process's CPU time (user + system; the wall time of a shared machine counts the other users too). Per item at
+steady state = (time(2N) - time(N)) / N, so start-up (imports, planning, opening archives) is measured apart
+as what is left of the N-item run. Output files and bytes per item come from the whole job's manifest (exact); peak
+RSS is the job process's maxrss, at both job sizes (how memory grows with the items of a job). Times are
+medians over the repeats. The machine is shared: the seconds are noisy, the bytes and files are not.
 
-    python benchmarks/item_costs.py [--full-size] [--out preprocess/registry/costs.yaml]
+    python benchmarks/item_costs.py [--cpu 1] [--repeats 2] [--only KEY ...] [--keep DIR | --fakes DIR]
+                                    [--resume] [--out preprocess/registry/costs.yaml]
+
+About 20 minutes to write the fakes and 20 to measure on a loaded 2-core machine; needs GNU time
+(/usr/bin/time, Debian's `time`) and taskset. --keep DIR keeps the fakes, --fakes DIR reuses them, --only
+re-measures a few keys into the same file, --resume keeps what a cut run measured today.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import io
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
-from preprocess.demo import write_demo  # noqa: E402
+from preprocess.demo.real import write_real  # noqa: E402
+from preprocess.demo.real_sizes import SIZES  # noqa: E402
 from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
-from preprocess.pipeline.steps import Build  # noqa: E402
-from preprocess.registry.config import settings_from_dict  # noqa: E402
+from preprocess.registry.config import load_settings  # noqa: E402
+from preprocess.registry.loader import load_registry  # noqa: E402
 
-FULL_SIZE_KEYS = ("volume_slices/ct_rate", "volume_slices/radgenome_chestct")
+# Items of a source in the whole job (the half job has half): volumes are few and slow, 2D items many and
+# fast; every job stays within seconds to a minute on one core.
+ITEMS = 16
+COUNTS = {
+    "ct_rate": 4, "radgenome_chestct": 4, "hanseg": 4, "mmdental": 4, "synthrad2023": 4, "brats_ped": 4,
+    "brats_men": 4, "cirrmri600": 4, "mrnet": 8, "medmnist": 400, "medmnist3d": 40, "pannuke": 40,
+    "rfmid": 8, "m3d_cap": 4, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
+}  # fmt: skip
+VOLUME_KINDS = ("volume_slices",)
+RESOLUTION = 0.001  # s per item: below it the difference of two job sizes is noise on this machine
+# Conversions measured under a source variant: key -> (config's source_variants)
+VARIANTS = {"annotation_crop/vindr_mammo_physionet": {"vindr_mammo": "physionet"}}
 
 
-def measure(build: Build, subset, conversion, results: Path) -> tuple[float, int, int, int]:
-    """(seconds, items, files, bytes) of one conversion built once."""
-    ctx = ConversionContext(build.registry, build.settings, subset, conversion, log=lambda text: None)
+def conversions(settings, keys=None) -> dict[str, tuple]:
+    """costs.yaml key -> (subset, conversion): the first test conversion of each key whose sources are written
+    at real size (a key measured once, on the subset that comes first)."""
+    registry = settings.registry()
+    chosen = {}
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            if registry.kinds[conversion.kind].module is None:
+                continue
+            sources = [conversion.params["source"]] if "source" in conversion.params else subset.source_ids
+            if not all(s in SIZES for s in sources):
+                continue
+            key = cost_key(registry, subset, conversion)
+            if key not in chosen and (keys is None or key in keys):
+                chosen[key] = (subset, conversion)
+    return chosen
+
+
+def sources_of(keys) -> list[str] | None:
+    """The sources the conversions of these costs.yaml keys read (None: every source with a real-size writer)."""
+    if not keys:
+        return None
+    registry = load_registry()
+    found = set()
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            if registry.kinds[conversion.kind].module is not None and cost_key(registry, subset, conversion) in keys:
+                found.update([conversion.params["source"]] if "source" in conversion.params else subset.source_ids)
+    if "chest_imagenome" in found:  # its boxes are on the MIMIC-CXR-JPG images
+        found.add("mimic_cxr_jpg")
+    return sorted(found & set(SIZES))
+
+
+def item_count(settings, subset, conversion) -> int:
+    registry = settings.registry()
+    ctx = ConversionContext(registry, settings, subset, conversion, log=lambda text: None)
     with contextlib.redirect_stdout(io.StringIO()):
-        items = len(kind_module(build.registry.kinds[conversion.kind]).plan(ctx))
-        started = time.perf_counter()
-        build.convert(subset=subset.key, conversion=conversion.name)
-        seconds = time.perf_counter() - started
-    manifest = next(results.rglob(f"{conversion.name}.0-of-1.tsv"))
+        return len(kind_module(registry.kinds[conversion.kind]).plan(ctx))
+
+
+def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Path) -> tuple[float, int, int, int]:
+    """(CPU seconds, peak RSS bytes, output files, output bytes) of shard 1/shards run as its own process.
+
+    CPU time (user + system) of the process, not wall time: on a machine shared by other jobs the wall time
+    of a process pinned to one CPU counts the others' share of that CPU too, and is what a job alone on a
+    core would take only when the machine is idle. Peak RSS from GNU time, which starts the job: Linux keeps
+    a process's maxrss across fork and exec, so the job's own rusage would start at this (large) process's."""
+    manifest = folder / f"{conversion.name}-{shards}-{time.monotonic_ns()}" / "manifest.tsv"
+    manifest.parent.mkdir(parents=True)
+    peak = manifest.parent / "peak-kb"
+    command = [
+        "/usr/bin/time", "-f", "%M", "-o", str(peak),  # the job's own peak (its maxrss is inherited from here)
+        "taskset", "-c", str(cpu), sys.executable, "-m", "preprocess", "convert", subset.key,
+        "--conversion", conversion.name, "--shard", f"1/{shards}", "--config", str(config),
+        "--results", str(folder / "results"), "--manifest", str(manifest),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = usage.ru_utime + usage.ru_stime
+    process.returncode = os.waitstatus_to_exitcode(status)
+    errors = process.stderr.read().decode(errors="replace")
+    if process.returncode != 0:
+        raise RuntimeError(f"{subset.key}/{conversion.name} shard 1/{shards} failed:\n{errors[-2000:]}")
     rows = [row for row in read_manifest(manifest) if row[1] in ("file", "symlink")]
     size = sum(int(detail.split(":", 1)[0]) for _, kind, detail in rows if kind == "file" and ":" in detail)
-    manifest.unlink()
-    return seconds, items, len(rows), size
+    return seconds, int(peak.read_text().split()[-1]) * 1024, len(rows), size
 
 
-def demo_costs(folder: Path) -> dict[str, dict]:
-    demo = write_demo(folder / "demo")
-    results = folder / "results"
-    values = {
-        "raw_root": str(demo / "raw"),
-        "data_basedir": str(demo / "DATA_BASEDIR"),
-        "registry_overrides": str(demo / "registry-overrides.yaml"),
-        "subsets": "all",
-    }
-    build = Build(settings_from_dict(values), results=results)
-    totals: dict[str, list] = defaultdict(lambda: [0.0, 0, 0, 0])
-    for subset in build.registry.subsets:
-        for conversion in subset.conversions:
-            if build.registry.kinds[conversion.kind].module is None:
-                continue
-            try:
-                measured = measure(build, subset, conversion, results)
-            except PreprocessError:  # a subset the demo has no raw data for
-                print(f"{subset.key}/{conversion.name}: not in the demo, not measured", flush=True)
-                continue
-            key = cost_key(build.registry, subset, conversion)
-            for index, value in enumerate(measured):
-                totals[key][index] += value
-            print(f"{subset.key}/{conversion.name} ({key}): {measured[0]:.3f} s, {measured[1]} items", flush=True)
-    return {key: _per_item(*values, "demo") for key, values in totals.items()}
-
-
-def full_size_ct(folder: Path) -> dict:
-    from volume_path import make_raw
-
-    root = folder / "ct"
-    make_raw(root, 1)
-    values = yaml.safe_load((root / "config.yaml").read_text())
-    (root / "DATA").mkdir(exist_ok=True)
-    build = Build(settings_from_dict(values), results=root / "results")
-    subset = build.registry.subset("3D_Task/CT_RATE")
-    measured = measure(build, subset, subset.conversions[0], root / "results")
-    print(f"full-size CT-RATE volume: {measured[0]:.2f} s", flush=True)
-    return _per_item(*measured, "one 512x512x300 int16 synthetic volume (slices + DRR)")
-
-
-def _per_item(seconds: float, items: int, files: int, size: int, basis: str) -> dict:
-    items = max(items, 1)
+def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repeats: int, folder: Path) -> dict:
+    items = item_count(settings, subset, conversion)
+    half_items = (items + 1) // 2
+    halves, wholes = [], []
+    for _ in range(repeats):
+        halves.append(run_job(config, subset, conversion, 2, cpu, folder))
+        wholes.append(run_job(config, subset, conversion, 1, cpu, folder))
+    half_s = statistics.median(r[0] for r in halves)
+    whole_s = statistics.median(r[0] for r in wholes)
+    per_item = max(whole_s - half_s, 0.0) / max(items - half_items, 1)
+    startup = max(half_s - per_item * half_items, 0.0)
+    floor = ""
+    if per_item < RESOLUTION:  # the items cost less than the noise of two whole runs: a bound, not zero
+        per_item, floor = RESOLUTION, f"; per item below the resolution, {RESOLUTION} s taken"
+    _, whole_rss, files, size = wholes[-1]
+    half_rss = max(r[1] for r in halves)
+    whole_rss = max(r[1] for r in wholes)
+    print(
+        f"{key}: {items} items; {per_item:.4f} s/item, start-up {startup:.2f} s; {files / items:.2f} files, "
+        f"{size / items / 1e6:.3f} MB/item; peak RSS {half_rss / 1e6:.0f} MB at {half_items}, "
+        f"{whole_rss / 1e6:.0f} MB at {items} items",
+        flush=True,
+    )
     return {
-        "seconds": round(seconds / items, 4),
+        "seconds": round(per_item, 4),
+        "startup_seconds": round(startup, 2),
         "files": round(files / items, 2),
         "bytes": round(size / items),
-        "basis": basis,
+        "peak_rss_mb": {half_items: round(half_rss / 1e6), items: round(whole_rss / 1e6)},
+        "basis": f"{items} real-size items ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
     }
 
 
-def write(out: Path, measured: dict[str, dict]) -> None:
+def _source(subset, conversion) -> str:
+    return conversion.params.get("source") or subset.source_ids[0]
+
+
+def stand_ins(old: dict, measured: dict[str, dict]) -> dict[str, dict]:
+    """Entries no conversion of the real-size fakes measures directly: a kind's fallback entry (for datasets
+    without their own) and a recipe built only for train (RadImageNet-VQA alignment) take the dearest
+    measured entry of the same kind (per item seconds, then bytes), naming it."""
+    filled = {}
+    pool = {**{k: v for k, v in old.items() if _measured_here(v)}, **measured}  # this run's and earlier runs'
+    for key in sorted(k for k in set(old) - set(measured) if not _measured_here(old[k])):
+        kind = key.split("/")[0]
+        siblings = sorted(
+            (k for k in pool if k.split("/")[0] == kind), key=lambda k: (pool[k]["seconds"], pool[k]["bytes"])
+        )
+        if siblings:
+            dearest = siblings[-1]
+            filled[key] = {**pool[dearest], "basis": f"the dearest measured entry of its kind, {dearest}: "
+                           + pool[dearest]["basis"]}  # fmt: skip
+    return filled
+
+
+def _measured_here(entry: dict) -> bool:
+    """An entry this script measured on the real-size fakes (its basis starts with the item count)."""
+    return bool(entry.get("measured")) and entry.get("basis", "").split(" ")[0].isdigit()
+
+
+def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) -> None:
+    """Merge `measured` into `out`; with `fill`, the entries not measured take stand-ins (the last write)."""
     old = (yaml.safe_load(out.read_text()) or {}).get("costs", {}) if out.exists() else {}
+    if fill:
+        measured = {**measured, **stand_ins(old, measured)}
     merged = {}
     for key in sorted(set(old) | set(measured)):
-        entry = {**old.get(key, {}), **measured.get(key, {})}
+        entry = dict(old.get(key, {}))
+        if key in measured:
+            entry = {"measured": date, **{k: v for k, v in entry.items() if k == "items"}, **measured[key]}
         merged[key] = entry
     header = (
-        "# Per-item costs of each conversion kind (kind/dataset), one core: seconds, output files and bytes per\n"
-        "# item, and what they were measured on. Rewritten by benchmarks/item_costs.py; `items` is a stored item\n"
-        "# count for sources whose items no registry glob counts (rows of a table), kept across rewrites.\n"
+        "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
+        "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at two job sizes\n"
+        "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
+        "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"
+        "# seconds are medians and noisy, bytes and files exact. `items` is a stored item count for sources whose\n"
+        "# items no registry glob counts (rows of a table), kept across rewrites.\n"
     )
     out.write_text(header + yaml.safe_dump({"costs": merged}, sort_keys=True, width=120))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--full-size", action="store_true", help="also time one full-size CT volume")
+    parser.add_argument("--cpu", type=int, default=1, help="the CPU every job is pinned to (default 1)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each job size, median taken (default 2)")
+    parser.add_argument("--volume-repeats", type=int, default=1, help="repeats of the volume kinds (default 1)")
+    parser.add_argument("--only", nargs="+", help="only these costs.yaml keys")
+    parser.add_argument("--keep", type=Path, help="write the fakes here and keep them (default: a temporary folder)")
+    parser.add_argument("--fakes", type=Path, help="reuse fakes written earlier with --keep")
     parser.add_argument("--out", type=Path, default=COSTS)
+    parser.add_argument("--resume", action="store_true", help="keep the entries --out got today, measure the rest")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        measured = demo_costs(Path(folder))
-        if args.full_size:
-            ct = full_size_ct(Path(folder))
-            for key in FULL_SIZE_KEYS:
-                measured[key] = dict(ct)
-    write(args.out, measured)
-    print(f"wrote {args.out}")
+    date = datetime.date.today().isoformat()
+    done = {}
+    if args.resume and args.out.exists():
+        entries = (yaml.safe_load(args.out.read_text()) or {}).get("costs", {})
+        done = {
+            k: v for k, v in entries.items() if v.get("measured") == date and v.get("basis", "").split(" ")[0].isdigit()
+        }
+    with tempfile.TemporaryDirectory() as scratch:
+        fakes = args.fakes or args.keep or Path(scratch) / "fakes"
+        if args.fakes is None:
+            started = time.perf_counter()
+            write_real(fakes, ITEMS, sources=sources_of(args.only), counts=COUNTS)
+            print(f"real-size fakes written to {fakes} in {time.perf_counter() - started:.0f} s", flush=True)
+        base = yaml.safe_load((fakes / "config.yaml").read_text())
+        results = Path(scratch) / "jobs" / "results"  # the checksum cache every job shares, filled first
+        check = [sys.executable, "-m", "preprocess", "check", "--config", str(fakes / "config.yaml")]
+        subprocess.run([*check, "--results", str(results)], cwd=REPO, stdout=subprocess.DEVNULL, check=False)
+        measured = {}
+        for variants in (None, *VARIANTS.values()):
+            config = Path(scratch) / f"config-{len(measured)}.yaml"
+            values = {**base, "overwrite_existing": True, "source_variants": variants or {}}
+            config.write_text(yaml.safe_dump(values))
+            settings = load_settings(config)
+            keys = [k for k, v in VARIANTS.items() if v == variants] if variants else None
+            if args.only:
+                keys = [k for k in (keys or args.only) if k in args.only]
+            for key, (subset, conversion) in conversions(settings, keys).items():
+                if variants is None and key in VARIANTS:
+                    continue
+                repeats = args.volume_repeats if conversion.kind in VOLUME_KINDS else args.repeats
+                folder = Path(scratch) / "jobs"
+                job_config, job_settings = config, settings
+                if conversion.split != "test":  # a conversion built for the train split only
+                    job_config = Path(scratch) / f"config-{key.replace('/', '-')}.yaml"
+                    job_config.write_text(yaml.safe_dump({**values, "splits": {subset.key: "all"}}))
+                    job_settings = load_settings(job_config)
+                if key in done:
+                    measured[key] = done[key]
+                    continue
+                try:
+                    measured[key] = measure(
+                        job_config, job_settings, key, subset, conversion, args.cpu, repeats, folder
+                    )
+                except (RuntimeError, PreprocessError) as exc:  # reported; the others are still measured
+                    print(f"{key}: not measured: {exc}", flush=True)
+                    continue
+                write(args.out, {key: measured[key]}, date, fill=False)  # as it goes: --resume continues a cut run
+    write(args.out, measured, date)
+    print(f"wrote {args.out}: {len(measured)} entries measured")
 
 
 if __name__ == "__main__":

@@ -367,7 +367,7 @@ def cmd_plan(args) -> int:
     import time
     from dataclasses import asdict
 
-    from preprocess.pipeline import estimate
+    from preprocess.pipeline import budget, estimate
     from preprocess.registry import splits
 
     started = time.monotonic()
@@ -380,6 +380,8 @@ def cmd_plan(args) -> int:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
     print(estimate.table(found))
+    print("\nthe whole selection, downloaded or not (docs/benchmarks.md: how jobs are sized and scheduled):")
+    print(budget.table(budget.totals(found, args.cores), estimate.size))
     print(
         f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
         "data is present as their conversions plan them, of the others as the registry counts a full download"
@@ -677,6 +679,12 @@ def cmd_eval_config(args) -> int:
 def cmd_demo(args) -> int:
     from preprocess.demo import is_current, write_demo
 
+    if args.real_sizes:
+        from preprocess.demo.real import write_real
+
+        out = write_real(Path(args.directory), args.items, args.sources, full_counts=args.full_counts)
+        print(f"real-size fakes written to {out}: {args.items} items a source; config {out / 'config.yaml'}")
+        return 0
     kept = is_current(Path(args.directory)) and not args.force
     out = write_demo(Path(args.directory), force=args.force)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
@@ -763,6 +771,9 @@ def _args_convert(p) -> None:
 def _args_plan(p) -> None:
     _data_options(p)
     p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
+    p.add_argument(
+        "--cores", type=int, nargs="+", default=[32, 256], metavar="N", help="wall time on N cores (default 32 256)"
+    )
 
 
 def _args_tree(p) -> None:
@@ -820,6 +831,12 @@ def _args_eval_config(p) -> None:
 def _args_demo(p) -> None:
     p.add_argument("directory")
     p.add_argument("--force", action="store_true", help="rewrite an existing demo")
+    p.add_argument(
+        "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"
+    )
+    p.add_argument("--items", type=int, default=4, help="--real-sizes: items a source (default 4)")
+    p.add_argument("--sources", nargs="+", help="--real-sizes: only these sources (default all it knows)")
+    p.add_argument("--full-counts", action="store_true", help="--real-sizes: also dermamnist_224 at full counts")
 
 
 def _args_register(p) -> None:

@@ -12,12 +12,13 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from preprocess.pipeline import estimate
+from preprocess.pipeline import estimate, resources
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import REGISTRY_DIR, load_registry
 from tests.conftest import REPO
@@ -84,7 +85,7 @@ def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
     _, config, _, made = full_size
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "preprocess", "plan", "--config", str(config)],
+        [sys.executable, "-m", "preprocess", "plan", "--config", str(config), "--cores", "1", "32", "256"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -100,6 +101,16 @@ def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
     table = lines[: lines.index("")]
     assert table[-1].startswith(("total", "not built"))  # what will be built, then apart what will not
     assert any(line.startswith("total ") and line.endswith("what will be built") for line in table)
+    # the budget of the whole selection: test, then every split; wall time on 1, 32 and 256 cores
+    budget = lines[lines.index(table[-1]) + 3 :]
+    assert budget[0].split("  ")[0] == "splits" and "wall h, 256 cores (local / SLURM)" in budget[0]
+    rows = {line.split()[0]: line for line in budget[2:4]}
+    assert list(rows) == ["test", "all"]
+    for row in rows.values():
+        walls = [float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) / [\d,.]+", row)]
+        assert len(walls) == 3 and walls[0] > walls[1] >= walls[2] > 0  # falls as the cores grow
+        hours = float(row.split()[2].replace(",", ""))
+        assert walls[0] >= hours / 4  # one core (a job of 4 threads holds it alone) takes the work in turn
 
 
 def test_train_split_is_cut_into_hour_long_jobs(full_size):
@@ -111,8 +122,10 @@ def test_train_split_is_cut_into_hour_long_jobs(full_size):
     print(f"estimate with CT-RATE train: {time.monotonic() - started:.2f} s")
     train = next(e for e in found if e.conversion == "volumes_train")
     assert train.items == CT_RATE_TRAIN_VOLUMES and train.split == "train"
-    per_volume = costs["volume_slices/ct_rate"].seconds
-    hour_long = math.ceil(CT_RATE_TRAIN_VOLUMES * per_volume / 3600)  # jobs of at most an hour on one core
+    cost = costs["volume_slices/ct_rate"]
+    speedup = registry.kinds["volume_slices"].resources["speedup"]  # of its two threads, measured
+    # jobs of at most an hour, start-up included, on the kind's threads
+    hour_long = math.ceil(CT_RATE_TRAIN_VOLUMES * cost.seconds / speedup / (3600 - cost.startup_seconds))
     assert train.jobs == max(registry.subset("3D_Task/CT_RATE").conversions[0].shards, hour_long)
     assert train.files == round(CT_RATE_TRAIN_VOLUMES * costs["volume_slices/ct_rate"].files)
     total = sum(e.jobs for e in found)
@@ -132,6 +145,40 @@ def test_the_workflow_cuts_train_conversions_as_the_plan_does(full_size):
     named = settings_from_dict({**_values(settings), "shards": {"3D_Task/CT_RATE/volumes_train": 7}})
     assert estimate.shard_count(named, registry, subset, conversion) == 7  # the config's count wins
     assert estimate.shard_count(settings, registry, subset, subset.conversions[0]) == 40  # test: the registry's
+
+
+def test_every_job_stays_under_the_target_at_full_counts(full_size):
+    _, _, settings, _ = full_size
+    registry = settings.registry()
+    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry))
+    assert {e.split for e in found} == {"test", "train"}
+    for e in found:
+        longest = max(e.job_seconds())
+        assert longest <= 3600, (e.subset, e.conversion, e.jobs)  # an hour on the job's threads
+        assert e.runtime * 60 >= 2 * longest and e.runtime >= 10  # declared: twice the predicted at least
+    workflow = {e.subset + "/" + e.conversion: e for e in found}
+    for subset, conversion in estimate.planned_conversions(settings, registry)[::7]:
+        if registry.kinds[conversion.kind].module is None:
+            continue
+        shards = estimate.shard_count(settings, registry, subset, conversion)
+        declared = resources.job_resources(settings, registry, subset, conversion, shards)
+        planned = workflow[f"{subset.key}/{conversion.name}"]
+        assert (declared.mem_mb, declared.runtime, shards) == (planned.mem_mb, planned.runtime, planned.jobs)
+
+
+def test_a_test_conversion_longer_than_the_target_is_cut(full_size):
+    _, _, settings, _ = full_size
+    registry = settings.registry()
+    subset = registry.subset("2D_Task/VindrCXR")
+    conversion = next(c for c in subset.conversions if c.split == "test")
+    costs = dict(estimate.load_costs())
+    slow = estimate.cost_key(registry, subset, conversion)
+    costs[slow] = replace(costs[slow], seconds=10.0, startup_seconds=0.0)  # 3,000 images: 30,000 s on one core
+    items = estimate.count_items(registry, settings.raw_root, subset, conversion, costs[slow])
+    assert estimate.shard_count(settings, registry, subset, conversion, costs) == math.ceil(items * 10.0 / 3600)
+    one = resources.job_resources(settings, registry, subset, conversion, 1, costs=costs)
+    nine = resources.job_resources(settings, registry, subset, conversion, 9, costs=costs)
+    assert nine.runtime < one.runtime  # a shard's runtime follows its items
 
 
 def test_plan_json_lists_each_conversion(full_size, tmp_path):

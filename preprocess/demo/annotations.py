@@ -20,6 +20,7 @@ def _dicom(
     compress=None,
     window=None,
     for_processing: bool = False,
+    bits: int = 12,
 ) -> None:
     from pydicom.dataset import Dataset, FileMetaDataset
     from pydicom.uid import ExplicitVRLittleEndian, generate_uid
@@ -33,7 +34,7 @@ def _dicom(
     dataset.SOPClassUID, dataset.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
     dataset.Rows, dataset.Columns = pixels.shape
     dataset.SamplesPerPixel, dataset.PhotometricInterpretation = 1, photometric
-    dataset.BitsAllocated, dataset.BitsStored, dataset.HighBit, dataset.PixelRepresentation = 16, 12, 11, 0
+    dataset.BitsAllocated, dataset.BitsStored, dataset.HighBit, dataset.PixelRepresentation = 16, bits, bits - 1, 0
     dataset.RescaleSlope, dataset.RescaleIntercept = 1, 0
     if window:
         dataset.WindowCenter, dataset.WindowWidth = window

@@ -6,13 +6,13 @@ the build itself plans them; otherwise, and for the workflow's shard counts, the
 registry and the raw root: the matches of each registry glob, the stored split counts of npz archives, the
 stored item counts of single-file sources (full-size figures: what a complete download holds).
 
-The workflow cuts a train conversion into as many shards as keep each job under JOB_SECONDS on one core."""
+The workflow cuts every conversion, test and train, into as many shards as keep each job under
+resources.JOB_SECONDS (preprocess/pipeline/resources.py, which also sizes each job's memory and runtime)."""
 
 from __future__ import annotations
 
 import functools
 import glob as globlib
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +21,11 @@ import yaml
 
 from preprocess.errors import PreprocessError, RegistryError
 from preprocess.formats import tables
+from preprocess.pipeline import resources
 from preprocess.registry import layout, splits
 from preprocess.registry.loader import REGISTRY_DIR, SafeLoader
 
 COSTS = REGISTRY_DIR / "costs.yaml"
-JOB_SECONDS = 3600  # no default train job runs longer than this on one core
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,9 @@ class Cost:
     bytes: float  # output bytes per item
     items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
     basis: str = ""  # what the figures were measured on
+    measured: str = ""  # the date they were measured
+    startup_seconds: float = 0.0  # a job's start-up (imports, planning) before its first item
+    peak_rss_mb: dict | None = None  # the job's peak RSS (MB) at two job sizes: {items: MB}
 
 
 @dataclass
@@ -45,10 +48,22 @@ class Estimate:
     items: int
     files: int
     bytes: int
-    core_hours: float
+    core_hours: float  # cores held x predicted hours, over all its jobs (start-ups included)
     jobs: int
     buildable: bool = True  # its raw data is present (else the figures are the registry's, for after download)
     raw: str = ""  # why not buildable (raw missing, raw incomplete), or "" when it is
+    threads: int = 1  # of each job
+    mem_mb: int = 0  # declared by its largest job (first attempt)
+    runtime: int = 0  # minutes, declared by its largest job (first attempt)
+    startup_seconds: float = 0.0  # predicted: a job's start-up ...
+    item_seconds: float = 0.0  # ... and each item on the job's threads
+
+    def job_seconds(self) -> list[float]:
+        """Predicted seconds of each of its jobs (shard i holds the items at positions i modulo jobs)."""
+        jobs = max(1, self.jobs)
+        larger = self.items % jobs
+        sizes = [self.items // jobs + (1 if shard < larger else 0) for shard in range(jobs)]
+        return [self.startup_seconds + n * self.item_seconds for n in sizes]
 
 
 @functools.cache
@@ -59,13 +74,14 @@ def load_costs(path: Path = COSTS) -> dict[str, Cost]:
 
 def cost_key(registry, subset, conversion) -> str:
     """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
-    when the conversion names one, else the kind (costs.yaml falls back to the kind's entry)."""
+    when the conversion names one, else kind/source (an image folder's items are that source's files, of its
+    own size); costs.yaml falls back to the kind's entry."""
     params = conversion.params
-    detail = params.get("dataset") or params.get("recipe") or params.get("flag")
+    source = params.get("source") or subset.source_ids[0]
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag") or source
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
-        source = params.get("source") or subset.source_ids[0]
         detail = detail.get(registry.source(source).variant)
-    return f"{conversion.kind}/{detail}" if detail else conversion.kind
+    return f"{conversion.kind}/{detail}"
 
 
 def cost_of(registry, subset, conversion, costs: dict[str, Cost]) -> Cost:
@@ -124,27 +140,21 @@ def count_items(
     return sum(globbed) if most else max(globbed)
 
 
-def shards_for(items: int, cost: Cost, limit: int = JOB_SECONDS) -> int:
-    """Jobs that keep each under `limit` seconds on one core: ceil(items x seconds per item / limit)."""
-    return max(1, math.ceil(items * cost.seconds / limit))
-
-
 def _named(settings, subset, conversion) -> int | None:
     return settings.shards.get(f"{subset.key}/{conversion.name}", settings.shards.get(subset.key))
 
 
-def _jobs(settings, subset, conversion, items: int, cost: Cost, ceiling: int = 0) -> int:
-    """The config's count for the conversion or its subset, else the registry's; a train conversion gets at
-    least as many as keep each job under an hour. Never more jobs than `ceiling` (the most items the raw
-    root can hold for it, when counted): a job beyond them would have nothing to build (`shards: 100000` for
-    two images makes two jobs)."""
+def _jobs(settings, registry, subset, conversion, items: int, cost: Cost, ceiling: int = 0) -> int:
+    """The config's count for the conversion or its subset, else the registry's, raised to as many as keep
+    each job under resources.JOB_SECONDS (and its memory under resources.MEM_TARGET_MB). Never more jobs than
+    `ceiling` (the most items the raw root can hold for it, when counted): a job beyond them would have
+    nothing to build (`shards: 100000` for two images makes two jobs)."""
     named = _named(settings, subset, conversion)
     if named is not None:
         jobs = named
-    elif conversion.split != "train":
-        jobs = conversion.shards
     else:
-        jobs = max(conversion.shards, shards_for(items, cost))
+        threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
+        jobs = max(conversion.shards, resources.shards_for(items, cost, threads, speedup))
     return min(jobs, ceiling) if ceiling > 0 else jobs
 
 
@@ -153,16 +163,15 @@ def _ceiling(registry, raw_root: Path, subset, conversion, cost: Cost, data_base
 
 
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
-    """Jobs for one conversion, as the workflow cuts it (items are counted only when more than one job could
-    be asked for: a train conversion, or a count above one in the config or the registry)."""
+    """Jobs for one conversion, as the workflow cuts it (its items counted cheaply in the raw root, unless the
+    config names its count)."""
     named = _named(settings, subset, conversion)
-    asked = named if named is not None else conversion.shards
-    if asked <= 1 and conversion.split != "train":
-        return asked
+    if named is not None and named <= 1:
+        return named
     cost = cost_of(registry, subset, conversion, costs or load_costs())
     items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
     ceiling = _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
-    return _jobs(settings, subset, conversion, items, cost, ceiling)
+    return _jobs(settings, registry, subset, conversion, items, cost, ceiling)
 
 
 def raw_plans(settings, registry) -> dict:
@@ -205,9 +214,21 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
         buildable = plan is None or plan.action != "skip"
         # A train conversion's items are counted as the workflow counts them to cut its jobs (count_items).
         planned = plan is not None and buildable and conversion.split != "train"
+        counted = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
         items = planned_items(registry, settings, subset, conversion) if planned else None
         if items is None:
-            items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+            items = counted
+        jobs = _jobs(  # cut from the cheap count, as the workflow cuts it
+            settings,
+            registry,
+            subset,
+            conversion,
+            counted,
+            cost,
+            _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
+        )
+        threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
+        largest = resources.for_items(cost, resources.shard_items(counted, jobs), threads, speedup)  # as declared
         found.append(
             Estimate(
                 subset.key,
@@ -216,17 +237,15 @@ def estimate(settings, registry, conversions, costs: dict[str, Cost] | None = No
                 items,
                 round(items * cost.files),
                 round(items * cost.bytes),
-                items * cost.seconds / 3600,
-                _jobs(
-                    settings,
-                    subset,
-                    conversion,
-                    items,
-                    cost,
-                    _ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
-                ),
+                threads * (jobs * cost.startup_seconds + items * cost.seconds / speedup) / 3600,
+                jobs,
                 buildable,
                 "" if buildable else plan.reason,
+                threads,
+                largest.mem_mb,
+                largest.runtime,
+                cost.startup_seconds,
+                cost.seconds / speedup,
             )
         )
     return found
@@ -242,7 +261,7 @@ def planned_conversions(settings, registry) -> list:
     ]
 
 
-def _size(count: float) -> str:
+def size(count: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if count < 1000 or unit == "TB":
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
@@ -272,5 +291,5 @@ def table(estimates: list[Estimate]) -> str:
 
 
 def _cells(row) -> list[str]:
-    items, files, size, hours, jobs = row
-    return [f"{items:,}", f"{files:,}", _size(size), f"{hours:,.2f}", f"{jobs:,}"]
+    items, files, written, hours, jobs = row
+    return [f"{items:,}", f"{files:,}", size(written), f"{hours:,.2f}", f"{jobs:,}"]

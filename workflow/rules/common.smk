@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess.pipeline import estimate, runview
+from preprocess.pipeline import estimate, resources, runview
 from preprocess.registry import layout, releasenames, splits
 from preprocess.checks import validate
 from preprocess.registry.config import require_directory, settings_from_dict
@@ -71,8 +71,8 @@ def subset_of(wildcards):
 
 @functools.cache
 def shard_count(subset, conversion):
-    """Jobs for one conversion: the config's count for it or its subset, else the registry's; a train
-    conversion is cut so that no job runs past an hour on one core (its items counted in the raw root).
+    """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
+    that no job runs past resources.JOB_SECONDS (its items counted in the raw root).
     """
     return estimate.shard_count(SETTINGS, REGISTRY, subset, conversion)
 
@@ -114,14 +114,17 @@ def release_files(wildcards):
     return [str(path) for path in found]
 
 
+@functools.cache
+def first_attempt(subset, conversion):
+    """threads, mem_mb and runtime of a conversion's largest shard at the first attempt, from its items."""
+    shards = shard_count(subset, conversion)
+    return resources.job_resources(SETTINGS, REGISTRY, subset, conversion, shards)
+
+
 def conversion_resources(wildcards, attempt=1):
-    """(threads, mem_mb, runtime minutes) of one conversion job."""
-    resources = REGISTRY.kinds[conversion_of(wildcards).kind].resources
-    return (
-        resources["threads"],
-        resources["mem_mb"] * attempt,
-        resources["runtime"] * attempt,
-    )
+    """(threads, mem_mb, runtime minutes) of one conversion job; a retry scales memory and time."""
+    found = first_attempt(subset_of(wildcards), conversion_of(wildcards)).at(attempt)
+    return found.threads, found.mem_mb, found.runtime
 
 
 def validation_inputs(wildcards):

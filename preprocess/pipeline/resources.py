@@ -1,0 +1,93 @@
+"""What one convert job asks SLURM (or the local scheduler) for, from what its shard holds: its items times the
+measured per-item cost of preprocess/registry/costs.yaml, plus the job's start-up, times a safety factor; its
+memory from the measured peak RSS at two job sizes. The same model cuts a conversion, test or train, into as
+many shards as keep each job's predicted time under JOB_SECONDS and its memory under MEM_TARGET_MB. Called
+by the workflow (workflow/rules/common.smk) and by `python -m preprocess plan`.
+
+    runtime (minutes) = max(RUNTIME_FLOOR, ceil((startup + items x seconds / speedup) x SAFETY / 60)) x attempt
+    mem_mb            = ceil(peak(items) x threads x MEM_FACTOR + MEM_BASE_MB) x attempt
+
+`threads` and `speedup` (how much faster the job's threads run it than one core; measured, docs/benchmarks.md)
+are the kind's, in kinds.yaml. peak(items) is one process's peak: the larger of the two measured peaks when
+they are flat (a rise within MEM_NOISE), else the line through them. A job of N threads runs N processes
+(forked helpers), each counted whole: Snakemake's benchmark files and a cgroup both see about that."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+JOB_SECONDS = 3600  # no job's predicted time (start-up included) on its threads exceeds this
+MEM_TARGET_MB = 16000  # nor its declared memory this, where the memory grows with the items of a job
+SAFETY = 3  # declared runtime / predicted: the costs are medians on a loaded machine; a cluster core may be slower
+RUNTIME_FLOOR = 10  # minutes: SLURM counts in minutes, and a job's environment takes some to start
+MEM_FACTOR = 1.5  # declared memory / predicted peak, plus MEM_BASE_MB
+MEM_BASE_MB = 500  # what a job may touch beyond the measured peak: the interpreter's pages, the file cache
+MEM_NOISE = (10, 0.1)  # a rise of at most 10 MB or 10% between the two measured sizes is run-to-run noise
+
+
+@dataclass(frozen=True)
+class Resources:
+    threads: int
+    mem_mb: int
+    runtime: int  # minutes
+
+    def at(self, attempt: int) -> Resources:
+        """Those of retry `attempt` (1: the first run): memory and time scaled by it, threads kept."""
+        return Resources(self.threads, self.mem_mb * attempt, self.runtime * attempt)
+
+
+def kind_threads(kind) -> tuple[int, float]:
+    """(threads, speedup) of a kind's jobs, from kinds.yaml's `resources` (speedup 1: no gain assumed)."""
+    threads = int(kind.resources.get("threads", 1))
+    return threads, float(kind.resources.get("speedup", 1.0))
+
+
+def peak_mb(cost, items: int) -> float:
+    """One process's peak RSS (MB) for a job of `items`, from the two measured job sizes."""
+    measured = sorted((int(n), float(mb)) for n, mb in (cost.peak_rss_mb or {}).items())
+    if not measured:
+        return 0.0
+    (small, low), (large, high) = measured[0], measured[-1]
+    if large == small or high - low <= max(MEM_NOISE[0], MEM_NOISE[1] * low):
+        return max(low, high)
+    slope = (high - low) / (large - small)
+    return high + slope * max(0, items - large)
+
+
+def job_seconds(cost, items: int, speedup: float = 1.0) -> float:
+    """Predicted seconds of a job of `items`: its start-up, then the items on its threads."""
+    return cost.startup_seconds + items * cost.seconds / speedup
+
+
+def shard_items(items: int, shards: int) -> int:
+    """Items of a conversion's largest shard (position modulo the shard count)."""
+    return math.ceil(items / max(1, shards))
+
+
+def for_items(cost, items: int, threads: int = 1, speedup: float = 1.0) -> Resources:
+    """The declared resources of a job of `items` at the first attempt."""
+    seconds = job_seconds(cost, items, speedup)
+    runtime = max(RUNTIME_FLOOR, math.ceil(seconds * SAFETY / 60))
+    mem_mb = math.ceil(peak_mb(cost, items) * threads * MEM_FACTOR + MEM_BASE_MB)
+    return Resources(threads, mem_mb, runtime)
+
+
+def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0) -> int:
+    """The fewest shards that keep each job under JOB_SECONDS and its declared memory under MEM_TARGET_MB."""
+    work = JOB_SECONDS - cost.startup_seconds
+    shards = max(1, math.ceil(items * cost.seconds / speedup / work)) if work > 0 else items
+    while shards < items and for_items(cost, shard_items(items, shards), threads).mem_mb > MEM_TARGET_MB:
+        shards *= 2  # only where memory grows with the items: doubling reaches the bound in a few steps
+    return max(1, min(shards, max(items, 1)))
+
+
+def job_resources(settings, registry, subset, conversion, shards: int, attempt: int = 1, costs=None) -> Resources:
+    """(threads, mem_mb, runtime minutes) of one convert job of a conversion cut into `shards`: its largest
+    shard's items, counted cheaply from the raw root (or the registry's full counts), as the workflow cuts it."""
+    from preprocess.pipeline import estimate
+
+    cost = estimate.cost_of(registry, subset, conversion, costs or estimate.load_costs())
+    items = estimate.count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+    threads, speedup = kind_threads(registry.kinds[conversion.kind])
+    return for_items(cost, shard_items(items, shards), threads, speedup).at(attempt)
