@@ -33,6 +33,7 @@ import csv
 import datetime
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -192,7 +193,7 @@ def kinds_of(jobs: list[Job], costs: dict) -> list[Kind]:
     found = []
     for key in sorted({job.key for job in jobs}):
         mine = [job for job in jobs if job.key == key]
-        cost = costs[key]
+        cost = costs.get(key) or costs[key.split("/")[0]]  # as estimate.cost_of: the kind's entry otherwise
         items = sum(job.items for job in mine)
         predicted = sum(cost.startup_seconds + job.items * cost.seconds for job in mine)
         cpu = sum(job.cpu_s for job in mine)
@@ -242,7 +243,9 @@ def rehearse(fakes: Path, workdir: Path, cores: int, sources: set[str]) -> tuple
     if not chosen:
         raise SystemExit(f"no subset of {', '.join(sorted(sources))} can be built from {fakes}: {'; '.join(notes)}")
     config = workdir / "rehearsal.yaml"
-    config.write_text(yaml.safe_dump({**base, "subsets": [subset.key for subset in chosen]}), encoding="utf-8")
+    # overwrite_existing: fakes built before (--fakes) are converted again, not found done
+    values = {**base, "subsets": [subset.key for subset in chosen], "overwrite_existing": True}
+    config.write_text(yaml.safe_dump(values), encoding="utf-8")
     settings = load_settings(config)
     planned = predictions(settings, registry)
     targets = {}  # manifest -> (cost key, items of the job)
@@ -315,7 +318,8 @@ def main() -> int:
             write_real(fakes, args.items, sources=sorted(sources), counts=counts)
             print(f"real-size fakes written to {fakes} in {time.monotonic() - started:.0f} s", flush=True)
         workdir = folder / "build"
-        workdir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)  # a fresh build: Snakemake prints only the jobs it runs
+        workdir.mkdir(parents=True)
         kinds, jobs, notes = rehearse(fakes, workdir, args.cores, sources)
     print(report(kinds, jobs, notes, args.items))
     if args.json:
