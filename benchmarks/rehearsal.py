@@ -21,9 +21,10 @@ used wall time, declared mem_mb against max_rss. A row is flagged (and the exit 
 acceptance bars fail: measured job seconds or bytes per item more than 2x off the prediction; declared
 runtime under twice the used wall time; max_rss above mem_mb; mem_mb above 4x max_rss + 500 MB.
 
-Caveats, printed with the tables: Snakemake samples a job's RSS (its process tree) every 0.5 s for the first 30
-s, then every 30 s: max_rss is a lower bound, a peak between two samples is missed. Seconds come from a machine
-others share, with `--cores` jobs at once: noisy; bytes and files are exact.
+Caveats: Snakemake samples a job's process tree every 0.5 s for the first 30 s, then every 30 s. max_rss (the
+tree's summed RSS, converted here from MiB to MB) is a lower bound: a peak between two samples is missed; and
+cpu_time is each process's CPU time at its last sample, short of the true figure by up to one interval. Seconds
+come from a machine others share, with `--cores` jobs at once: noisy; bytes and files are exact.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ VOLUME_SOURCES = ("ct_rate", "radgenome_chestct", "hanseg", "mmdental", "synthra
                   "cirrmri600", "m3d_cap")  # fmt: skip
 # The header of one job in Snakemake's log: "rule convert:" (or "localrule convert:" when run locally), then
 # indented "key: value" lines up to the next blank or non-indented line.
+MIB = 1024 * 1024  # Snakemake's benchmark files give memory in MiB; mem_mb and costs.yaml are in MB
 JOB_HEADER = re.compile(r"^(?:local)?rule convert:$")
 
 
@@ -272,7 +274,7 @@ def rehearse(fakes: Path, workdir: Path, cores: int, sources: set[str]) -> tuple
         files, size = written(workdir / manifest)
         job = Job(
             manifest, key, items, float(declared[manifest]["runtime"]), float(declared[manifest]["mem_mb"]),
-            bench["s"], bench["cpu_time"], bench["max_rss"], files, size,
+            bench["s"], bench["cpu_time"], bench["max_rss"] * MIB / 1e6, files, size,
         )  # fmt: skip
         job.flags = job_flags(job)
         jobs.append(job)
@@ -288,7 +290,7 @@ def report(kinds: list[Kind], jobs: list[Job], notes: list[str], items: int) -> 
             *notes,
             "",
             "Per kind: predicted (costs.yaml via estimate.py) against measured (Snakemake's benchmark: cpu_time; the",
-            "jobs' manifests: bytes; max_rss: sampled, a lower bound)",
+            "jobs' manifests: bytes; max_rss: sampled, a lower bound; MB are 10^6 bytes)",
             kind_table(kinds),
             "",
             "Per job: declared (Snakemake's resources: line) against used (the rule's benchmark: file)",
