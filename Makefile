@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo demo-fingerprints test test-new-subset slurm-test conda-test lint lock docs docs-tables clean-demo chromium screenshots
+.PHONY: demo rehearsal demo-fingerprints test test-new-subset slurm-test conda-test lint lock docs docs-tables clean-demo chromium screenshots
 
 # The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
 # resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
@@ -31,6 +31,12 @@ demo: $(BIN)/snakemake
 # after a reviewed change to demo pixels, run this and commit the file.
 demo-fingerprints: demo
 	cp results/fingerprints.tsv tests/data/demo-fingerprints.tsv
+
+# The real-size fakes built through the workflow: predicted against measured per kind, declared against used
+# per job (benchmarks/rehearsal.py; about 10-15 minutes on 2 cores; ITEMS a source). Exits 1 when a bar fails.
+ITEMS ?= 8
+rehearsal: $(BIN)/snakemake
+	$(BIN)/python benchmarks/rehearsal.py --items $(ITEMS) --cores $(CORES)
 
 # pyproject.toml's addopts deselect the whole_suite test: `make test-new-subset` runs it.
 test: $(BIN)/snakemake $(VENV)/.reference
