@@ -60,9 +60,6 @@ def test_each_job_declares_enough_memory_and_time(rehearsal):
         assert job["declared_runtime_min"] * 60 >= 2 * job["wall_s"], job
 
 
-@pytest.mark.xfail(
-    strict=True, reason="today's mem_mb is kinds.yaml's fixed 1000 MB; issue 34 item 3 computes it from the work"
-)
 def test_no_job_declares_more_than_4x_its_peak_plus_500_mb(rehearsal):
     _, _, rows = rehearsal
     for job in rows["jobs"]:
