@@ -37,7 +37,7 @@ def rehearsal(tmp_path_factory):
 
 def test_the_rehearsal_prints_a_row_per_kind_and_per_job(rehearsal):
     folder, done, rows = rehearsal
-    assert "kind/dataset" in done.stdout and "max_rss MB" in done.stdout
+    assert "kind/dataset" in done.stdout and "peak MB" in done.stdout
     assert [k["key"] for k in rows["kinds"]] == ["image_folder/aptos2019"]
     (job,) = rows["jobs"]
     assert job["manifest"] == "results/convert/2D_Task/APTOS/image_folder.0-of-1.tsv"
@@ -50,7 +50,12 @@ def test_the_rehearsal_prints_a_row_per_kind_and_per_job(rehearsal):
     assert job["items"] == len(images) == ITEMS
     assert all(Image.open(p).size == (2416, 1736) for p in images)
     assert job["bytes"] == sum(p.stat().st_size for p in images)
-    assert job["max_rss_mb"] > 0 and job["wall_s"] > 0
+    assert job["wall_s"] > 0
+    # The peak is the kernel's high-water mark the job logged, not only Snakemake's 0.5 s samples, which miss
+    # a job this short (0.6 MB once): a Python process with numpy and Pillow loaded holds well over 30 MB.
+    log = (folder / "build/logs/convert/2D_Task/APTOS/image_folder.0-of-1.log").read_text()
+    assert "peak memory: this process " in log
+    assert job["max_rss_mb"] >= max(30, job["sampled_rss_mb"])
 
 
 def test_each_job_declares_enough_memory_and_time(rehearsal):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
@@ -39,6 +40,30 @@ def _convert(smk, build):
         manifest=Path(smk.output[0]),
         checks=steps.read_checks(smk.input.checks),
         workers=smk.threads,
+    )
+    print(usage_line(), flush=True)
+
+
+def usage_line() -> str:
+    """What the job used, as the kernel counted it, for the log (benchmarks/rehearsal.py reads it): Snakemake's
+    benchmark file samples the process tree every 0.5 s, and a job shorter than that shows neither its CPU time
+    nor its peak.
+
+    CPU: user and system seconds of this process and of its forked workers. Peak memory: this process's VmHWM
+    (/proc/self/status), the high-water mark of its own address space since its exec, not ru_maxrss, which keeps
+    the larger RSS of the process it was started from (the Snakemake that forked it); its workers' ru_maxrss of
+    RUSAGE_CHILDREN, the largest one's, each counted whole. Without /proc (macOS) ru_maxrss stands in."""
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    per_kb = 1024 if sys.platform == "darwin" else 1  # ru_maxrss is in bytes there, in kB on Linux
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            own_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        own_kb = own.ru_maxrss / per_kb
+    cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+    return (
+        f"used: CPU {cpu:.3f} s; peak memory: this process {own_kb * 1024 / 1e6:.1f} MB, "
+        f"largest worker {workers.ru_maxrss / per_kb * 1024 / 1e6:.1f} MB"
     )
 
 
