@@ -28,6 +28,11 @@ def test_threads_and_their_speedup():
 
 def test_memory_that_grows_with_the_items_is_extrapolated():
     assert resources.peak_mb(FLAT, 100_000) == 104  # a 4 MB rise: noise
+    # from 1x to 4x the items: a rise of up to 20% is flat (the larger item a job held), above it a line
+    within = Cost(seconds=1.0, files=1, bytes=1, startup_seconds=2.0, peak_rss_mb={3: 280, 12: 328})
+    assert resources.peak_mb(within, 3_000) == 328
+    beyond = Cost(seconds=1.0, files=1, bytes=1, startup_seconds=2.0, peak_rss_mb={3: 200, 12: 250})
+    assert resources.peak_mb(beyond, 21) == 300  # 50 MB per 9 items
     assert resources.peak_mb(GROWING, 40) == 400  # 10 MB per item beyond the measured 20
     assert resources.for_items(GROWING, 40).mem_mb == 1100
     # a conversion whose memory grows is cut until each job's declared memory fits MEM_TARGET_MB (16 GB):
