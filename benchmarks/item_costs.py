@@ -2,18 +2,21 @@
 `python -m preprocess plan` multiplies by the item counts).
 
 The real-size fakes (`python -m preprocess demo DIR --real-sizes`, preprocess/demo/real.py) are written once
-with 2N items of each source. Each conversion (one per costs.yaml key) then runs as its own process, pinned to
-one CPU with taskset, twice per repeat: shard 1/2 (N items) and the whole job (2N items). Time is the job
-process's CPU time (user + system; the wall time of a shared machine counts the other users too). Per item at
-steady state = (time(2N) - time(N)) / N, so start-up (imports, planning, opening archives) is measured apart
-as what is left of the N-item run. Output files and bytes per item come from the whole job's manifest (exact); peak
-RSS is the job process's maxrss, at both job sizes (how memory grows with the items of a job). Times are
-medians over the repeats. The machine is shared: the seconds are noisy, the bytes and files are not.
+with 4N items of each source. Each conversion (one per costs.yaml key) then runs as its own process, pinned to
+one CPU with taskset, five times per repeat: as each of its four shards (N items each) and as the whole job (4N
+items). Time is the job process's CPU time (user + system; the wall time of a shared machine counts the other
+users too). The four shards hold the items the whole job holds, with four start-ups where it has one: start-up
+(imports, planning, opening archives) = (sum of the shards - whole) / 3, per item at steady state = (whole -
+start-up) / 4N. Output files and bytes per item come from the whole job's manifest (exact); peak RSS is the job's
+maxrss (its largest process): at 1x the largest of the four shards', at 4x the whole job's. All four shards
+count, not one: a source's items differ (VinDr-CXR's alternate uncompressed and JPEG 2000, SynthRAD's CT and MR
+of a case), and shard 1 of 4 alone would hold only one sort. Times are medians over the repeats. The machine is
+shared: the seconds are noisy, the bytes and files are not.
 
     python benchmarks/item_costs.py [--cpu 1] [--repeats 2] [--only KEY ...] [--keep DIR | --fakes DIR]
                                     [--resume] [--out preprocess/registry/costs.yaml]
 
-About 20 minutes to write the fakes and 20 to measure on a loaded 2-core machine; needs GNU time
+About 10-20 minutes to write the fakes and 30 to measure on a loaded 2-core machine; needs GNU time
 (/usr/bin/time, Debian's `time`) and taskset. --keep DIR keeps the fakes, --fakes DIR reuses them, --only
 re-measures a few keys into the same file, --resume keeps what a cut run measured today.
 """
@@ -46,7 +49,8 @@ from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
 
-# Items of a source in the whole job (the half job has half): volumes are few and slow, 2D items many and
+SHARDS = 4  # the small job is shard 1/SHARDS of the whole: peak memory at 1x and 4x the items
+# Items of a source in the whole job (the small job has a quarter): volumes are few and slow, 2D items many and
 # fast; every job stays within seconds to a minute on one core.
 ITEMS = 16
 COUNTS = {
@@ -100,20 +104,23 @@ def item_count(settings, subset, conversion) -> int:
         return len(kind_module(registry.kinds[conversion.kind]).plan(ctx))
 
 
-def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Path) -> tuple[float, int, int, int]:
-    """(CPU seconds, peak RSS bytes, output files, output bytes) of shard 1/shards run as its own process.
+def run_job(
+    config: Path, subset, conversion, shard: int, shards: int, cpu: int, folder: Path
+) -> tuple[float, int, int, int]:
+    """(CPU seconds, peak RSS bytes, output files, output bytes) of shard `shard`/shards (from 1) as its own
+    process.
 
     CPU time (user + system) of the process, not wall time: on a machine shared by other jobs the wall time
     of a process pinned to one CPU counts the others' share of that CPU too, and is what a job alone on a
     core would take only when the machine is idle. Peak RSS from GNU time, which starts the job: Linux keeps
     a process's maxrss across fork and exec, so the job's own rusage would start at this (large) process's."""
-    manifest = folder / f"{conversion.name}-{shards}-{time.monotonic_ns()}" / "manifest.tsv"
+    manifest = folder / f"{conversion.name}-{shard}-{shards}-{time.monotonic_ns()}" / "manifest.tsv"
     manifest.parent.mkdir(parents=True)
     peak = manifest.parent / "peak-kb"
     command = [
         "/usr/bin/time", "-f", "%M", "-o", str(peak),  # the job's own peak (its maxrss is inherited from here)
         "taskset", "-c", str(cpu), sys.executable, "-m", "preprocess", "convert", subset.key,
-        "--conversion", conversion.name, "--shard", f"1/{shards}", "--config", str(config),
+        "--conversion", conversion.name, "--shard", f"{shard}/{shards}", "--config", str(config),
         "--results", str(folder / "results"), "--manifest", str(manifest),
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
@@ -122,7 +129,7 @@ def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Pat
     process.returncode = os.waitstatus_to_exitcode(status)
     errors = process.stderr.read().decode(errors="replace")
     if process.returncode != 0:
-        raise RuntimeError(f"{subset.key}/{conversion.name} shard 1/{shards} failed:\n{errors[-2000:]}")
+        raise RuntimeError(f"{subset.key}/{conversion.name} shard {shard}/{shards} failed:\n{errors[-2000:]}")
     rows = [row for row in read_manifest(manifest) if row[1] in ("file", "symlink")]
     size = sum(int(detail.split(":", 1)[0]) for _, kind, detail in rows if kind == "file" and ":" in detail)
     return seconds, int(peak.read_text().split()[-1]) * 1024, len(rows), size
@@ -130,24 +137,24 @@ def run_job(config: Path, subset, conversion, shards: int, cpu: int, folder: Pat
 
 def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repeats: int, folder: Path) -> dict:
     items = item_count(settings, subset, conversion)
-    half_items = (items + 1) // 2
-    halves, wholes = [], []
+    small_items = len(range(0, items, SHARDS))  # the largest shard: positions 0, SHARDS, 2 x SHARDS, ...
+    quarters, wholes = [], []
     for _ in range(repeats):
-        halves.append(run_job(config, subset, conversion, 2, cpu, folder))
-        wholes.append(run_job(config, subset, conversion, 1, cpu, folder))
-    half_s = statistics.median(r[0] for r in halves)
+        quarters.append([run_job(config, subset, conversion, k, SHARDS, cpu, folder) for k in range(1, SHARDS + 1)])
+        wholes.append(run_job(config, subset, conversion, 1, 1, cpu, folder))
+    shards_s = statistics.median(sum(r[0] for r in runs) for runs in quarters)
     whole_s = statistics.median(r[0] for r in wholes)
-    per_item = max(whole_s - half_s, 0.0) / max(items - half_items, 1)
-    startup = max(half_s - per_item * half_items, 0.0)
+    startup = max(shards_s - whole_s, 0.0) / (SHARDS - 1)
+    per_item = max(whole_s - startup, 0.0) / max(items, 1)
     floor = ""
     if per_item < RESOLUTION:  # the items cost less than the noise of two whole runs: a bound, not zero
         per_item, floor = RESOLUTION, f"; per item below the resolution, {RESOLUTION} s taken"
     _, whole_rss, files, size = wholes[-1]
-    half_rss = max(r[1] for r in halves)
+    small_rss = max(r[1] for runs in quarters for r in runs)
     whole_rss = max(r[1] for r in wholes)
     print(
         f"{key}: {items} items; {per_item:.4f} s/item, start-up {startup:.2f} s; {files / items:.2f} files, "
-        f"{size / items / 1e6:.3f} MB/item; peak RSS {half_rss / 1e6:.0f} MB at {half_items}, "
+        f"{size / items / 1e6:.3f} MB/item; peak RSS {small_rss / 1e6:.0f} MB at {small_items}, "
         f"{whole_rss / 1e6:.0f} MB at {items} items",
         flush=True,
     )
@@ -156,7 +163,7 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
         "startup_seconds": round(startup, 2),
         "files": round(files / items, 2),
         "bytes": round(size / items),
-        "peak_rss_mb": {half_items: round(half_rss / 1e6), items: round(whole_rss / 1e6)},
+        "peak_rss_mb": {small_items: round(small_rss / 1e6), items: round(whole_rss / 1e6)},
         "basis": f"{items} real-size items ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
     }
 

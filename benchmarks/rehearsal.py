@@ -305,12 +305,11 @@ def rehearse(fakes: Path, workdir: Path, cores: int, sources: set[str]) -> tuple
     return kinds_of(jobs, estimate.load_costs()), jobs, notes
 
 
-def report(kinds: list[Kind], jobs: list[Job], notes: list[str], items: int) -> str:
+def report(kinds: list[Kind], jobs: list[Job], notes: list[str], fakes: str) -> str:
     failed = sum(bool(k.flags) for k in kinds) + sum(bool(j.flags) for j in jobs)
     return "\n".join(
         [
-            f"Rehearsal {datetime.date.today().isoformat()}: real-size fakes, {items} items a source "
-            f"(volume sources {max(2, items // 2)})",
+            f"Rehearsal {datetime.date.today().isoformat()}: real-size fakes, {fakes}",
             *notes,
             "",
             "Per kind: predicted (costs.yaml via estimate.py) against measured (the jobs' logged CPU time; the",
@@ -348,7 +347,8 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)  # a fresh build: Snakemake prints only the jobs it runs
         workdir.mkdir(parents=True)
         kinds, jobs, notes = rehearse(fakes, workdir, args.cores, sources)
-    print(report(kinds, jobs, notes, args.items))
+    written = f"{args.items} items a source (volume sources {max(2, args.items // 2)})"
+    print(report(kinds, jobs, notes, f"written earlier to {args.fakes}" if args.fakes else written))
     if args.json:
         rows = {"kinds": [asdict(k) for k in kinds], "jobs": [asdict(j) for j in jobs], "notes": notes}
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
