@@ -37,8 +37,21 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "demo-built": len(registry.subsets) - len(LEFT_OUT),
         "demo-not-built": len(LEFT_OUT),
     }
-    tables = {"subsets": markdown_table(list_rows(registry)), "naming": naming_table(registry)}
+    tables = {
+        "subsets": markdown_table(list_rows(registry)),
+        "naming": naming_table(registry),
+        "real-sizes": real_sizes_table(registry),
+    }
     return {name: str(value) for name, value in counts.items()}, tables
+
+
+def real_sizes_table(registry) -> str:
+    """Each source the real-size fakes write: its item and where the figure comes from (real_sizes.py)."""
+    from preprocess.demo.real_sizes import SIZES
+
+    lines = ["| source | real item written | where the figure comes from |", "|---|---|---|"]
+    lines += [f"| {registry.sources[sid].name} | {size.item} | {size.basis} |" for sid, size in SIZES.items()]
+    return "\n".join(lines)
 
 
 def fill(text: str, counts: dict[str, str], tables: dict[str, str]) -> str:

@@ -570,10 +570,9 @@ def hanseg(base: Path, n: int, seed: int) -> dict:
     for k in range(n):
         case = f"case_{k + 1:02d}"
         folder = base / "set_1" / case
-        save_nrrd(
-            folder / f"{case}_IMG_CT.nrrd", fields.ct_slices((512, 512, 200), seed + k), spacing=(0.98, 0.98, 2.0)
-        )
-        save_nrrd(folder / f"{case}_IMG_MR_T1.nrrd", _mr((512, 512, 120), seed + k), spacing=(0.6, 0.6, 1.5))
+        ct = fields.ct_slices((1024, 1024, 180), seed + k)
+        save_nrrd(folder / f"{case}_IMG_CT.nrrd", ct, spacing=(0.558, 0.558, 2.0))
+        save_nrrd(folder / f"{case}_IMG_MR_T1.nrrd", _mr((512, 512, 86), seed + k), spacing=(0.703, 0.703, 3.0))
         rows.append(f"{case};1")
     _put(base / "set_1" / "OAR_data.csv", "case;Brainstem\n" + "\n".join(rows) + "\n")
     return {}
@@ -588,7 +587,7 @@ def synthrad(base: Path, n: int, seed: int) -> dict:
         if k % 2 == 0:
             folder, shape, affine = base / "Task1" / "brain" / f"1BA{k + 1:03d}", (260, 220, 180), np.eye(4)
         else:
-            folder, shape, affine = base / "Task1" / "pelvis" / f"1PA{k + 1:03d}", (480, 300, 100), PELVIS
+            folder, shape, affine = base / "Task1" / "pelvis" / f"1PA{k + 1:03d}", (448, 294, 119), PELVIS
         save_nifti(folder / "ct.nii.gz", fields.ct_slices(shape, seed + k), affine)
         save_nifti(folder / "mr.nii.gz", fields.mr_slices(shape, seed + k), affine)
         save_nifti(folder / "mask.nii.gz", np.ones(shape, np.uint8), affine)
@@ -596,7 +595,7 @@ def synthrad(base: Path, n: int, seed: int) -> dict:
 
 
 def cirrmri600(base: Path, n: int, seed: int) -> dict:
-    shape, affine = (320, 260, 72), np.diag([1.4, 1.4, 5.0, 1])
+    shape, affine = (320, 260, 64), np.diag([1.4, 1.4, 5.0, 1])
     for sequence in ("T1", "T2"):
         root = base / "CirrMRI600+" / f"Cirrhosis_{sequence}_3D"
         rows = []

@@ -54,7 +54,8 @@ SIZES = {
     ),
     "brain_tumor_mri": Size(
         "grey JPEG 512x512",
-        "Brain Tumor MRI (Kaggle, Nickparvar 2021): mostly 512x512 JPEGs, some smaller [assumed 512]",
+        "Brain Tumor MRI (Kaggle, Nickparvar 2021): its figshare classes 512x512; its no-tumour class from Br35H, "
+        "173x189 to 1427x1200, median 346x320 (openmedlab/Awesome-Medical-Dataset) [512 taken for all]",
     ),
     "lc25000": Size(
         "RGB JPEG 768x768",
@@ -87,7 +88,8 @@ SIZES = {
     ),
     "roco_qa": Size(
         "parquet rows of a grey JPEG 512x512, 100 rows per row group",
-        "ROCO (Pelka et al. 2018): PMC radiology figures of varying size [assumed 512 px]",
+        "ROCO (Pelka et al. 2018): PMC radiology figures 160 to about 1,200 px wide (the MedIR/roco dataset "
+        "viewer) [512 taken for all]",
     ),
     "pathvqa": Size(
         "parquet rows of an RGB JPEG 1024x768, 100 rows per row group",
@@ -130,18 +132,24 @@ SIZES = {
         "BraTS 2023 MEN (LaBella et al. 2023): 240x240x155; 3d-volumes.md 1",
     ),
     "hanseg": Size(
-        "gzip NRRD: CT int16 512x512x200, MR T1 int16 512x512x120",
-        "HaN-Seg (Podobnik et al. 2023, Med Phys): CT 512x512 in-plane, MR of another field of view [slice "
-        "counts assumed]; 3d-volumes.md 6",
+        "gzip NRRD: CT int16 1024x1024x180 at 0.558x0.558x2 mm, MR T1 int16 512x512x86 at 0.703x0.703x3 mm",
+        "HaN-Seg (Podobnik et al. 2023, Med Phys; measured on the release by third-party READMEs): CT 1024x1024 "
+        "in-plane in all 42 cases (case_01 1024x1024x202 at 0.558x0.558x2.0 mm), 11,194 slices in all of which "
+        "3,613 MR (about 180 CT and 86 MR a case), MR 512x512 (case_01 512x512x83 at 0.703x0.703x3.0 mm); "
+        "3d-volumes.md 6",
     ),
     "synthrad2023": Size(
-        "brain: CT int16 and MR float32 .nii.gz 260x220x180 at 1 mm, pelvis 480x300x100 at 1x1x2.5 mm, and a "
+        "brain: CT int16 and MR float32 .nii.gz 260x220x180 at 1 mm, pelvis 448x294x119 at 1x1x2.5 mm, and a "
         "uint8 mask; items alternate brain and pelvis",
-        "SynthRAD2023 (Thummerer et al. 2023, Med Phys): brain 1x1x1 mm [extent assumed]; 3d-volumes.md 7",
+        "SynthRAD2023 (Thummerer et al. 2023, Med Phys) and its preprocessing repository: brain resampled to "
+        "1x1x1 mm [extent assumed], pelvis to 1x1x2.5 mm, all 180 pelvis cases 390-586 x 248-410 x 84-153 "
+        "(medians 448x294x119; SynthRAD2023/preprocessing, catacc-dev/Organizing-SynthRAD-dataset); "
+        "3d-volumes.md 7",
     ),
     "cirrmri600": Size(
-        "float32 .nii.gz 320x260x72 (T1 and T2) and uint8 masks, plus one healthy case per sequence",
-        "CirrMRI600+ (Jha et al. 2024): abdominal MR [extent assumed]; 3d-volumes.md 5",
+        "float32 .nii.gz 320x260x64 (T1 and T2) and uint8 masks, plus one healthy case per sequence",
+        "CirrMRI600+ (Jha et al. 2024, arXiv 2410.16296; Sci Data 2025): 628 scans (310 T1, 318 T2) of nearly "
+        "40,000 slices, about 64 a volume [in-plane matrix assumed]; 3d-volumes.md 5",
     ),
     "mrnet": Size(
         "uint8 .npy (30, 256, 256) per plane",
