@@ -41,6 +41,7 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "subsets": markdown_table(list_rows(registry)),
         "naming": naming_table(registry),
         "real-sizes": real_sizes_table(registry),
+        "item-costs": item_costs_table(),
     }
     return {name: str(value) for name, value in counts.items()}, tables
 
@@ -51,6 +52,29 @@ def real_sizes_table(registry) -> str:
 
     lines = ["| source | real item written | where the figure comes from |", "|---|---|---|"]
     lines += [f"| {registry.sources[sid].name} | {size.item} | {size.basis} |" for sid, size in SIZES.items()]
+    return "\n".join(lines)
+
+
+def item_costs_table() -> str:
+    """Each costs.yaml entry (benchmarks/item_costs.py): per item, start-up, output, and the peak at 1x and 4x."""
+    import yaml
+
+    from preprocess.pipeline.estimate import COSTS
+
+    costs = yaml.safe_load(COSTS.read_text(encoding="utf-8"))["costs"]
+    lines = [
+        "| costs.yaml key | s/item | start-up s | bytes/item | files/item | items 1x: peak MB | items 4x: peak MB "
+        "| 4x / 1x |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, cost in sorted(costs.items()):
+        points = sorted((int(n), mb) for n, mb in cost["peak_rss_mb"].items())
+        (small, low), (large, high) = points[0], points[-1]
+        stand_in = " (stand-in)" if cost["basis"].startswith("the dearest") else ""
+        lines.append(
+            f"| `{key}`{stand_in} | {cost['seconds']:g} | {cost['startup_seconds']:g} | {cost['bytes']:,} "
+            f"| {cost['files']:g} | {small}: {low} | {large}: {high} | {high / low:.2f} |"
+        )
     return "\n".join(lines)
 
 
