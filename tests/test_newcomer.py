@@ -253,21 +253,21 @@ def test_ctrl_c_stops_with_one_line_and_exit_130(tmp_path, demo):
     # overwrite_existing: a run that finished before the signal came is run again, from the start
     config.write_text(yaml.safe_dump(demo_values(demo, progress_interval=0, overwrite_existing=True)))
     command = [sys.executable, "-m", "preprocess", "convert", "CT_RATE", "--config", str(config), "--workers", "2"]
-    for attempt in range(5):  # the demo's three volumes take a fraction of a second: a loaded machine may
-        results = tmp_path / f"r{attempt}"  # finish them all before its first progress line is read
-        job = subprocess.Popen([*command, "--results", str(results)], cwd=tmp_path, start_new_session=True,
+    # The demo's three volumes take a fraction of a second: on a loaded machine the job may finish them all
+    # before the signal reaches it (it then exits 0, its work done). Such a run is tried again; any other
+    # status than 0 or 130 fails at once, and so do five runs the signal never caught.
+    for attempt in range(5):
+        results = ["--results", str(tmp_path / f"r{attempt}")]
+        job = subprocess.Popen([*command, *results], cwd=tmp_path, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        seen, sent = [], False
+        seen = []
         for line in job.stdout:
             seen.append(line)
-            if line.startswith("progress ") and "(100.0%)" not in line:  # mid-conversion
+            if line.startswith("progress ") and "(100.0%)" not in line:  # mid-conversion, its workers running
                 os.killpg(job.pid, signal.SIGINT)  # the terminal sends it to the whole group, workers included
-                sent = True
                 break
         out = "".join(seen) + job.stdout.read()
-        if sent:
+        if job.wait() != 0:
             break
-        assert job.wait() == 0, out  # not interrupted: it finished first
-    assert sent, "five runs finished before their first progress line was read"
-    assert job.wait() == 130, out
+    assert job.returncode == 130, out
     assert INTERRUPTED in out and "Traceback" not in out and "KeyboardInterrupt" not in out
