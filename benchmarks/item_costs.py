@@ -208,7 +208,7 @@ def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) ->
         merged[key] = entry
     header = (
         "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
-        "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at two job sizes\n"
+        "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items\n"
         "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
         "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"
         "# seconds are medians and noisy, bytes and files exact. `items` is a stored item count for sources whose\n"
