@@ -4,12 +4,14 @@ environment is held equal to the lock in tests/test_lock.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -248,14 +250,22 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path):
     assert reader.wait() == 141 and err == ""
 
 
+def _has_children(pid: int) -> bool:
+    try:
+        return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+    except OSError:  # it has exited
+        return False
+
+
 def test_ctrl_c_stops_with_one_line_and_exit_130(tmp_path, demo):
     config = tmp_path / "c.yaml"
     # overwrite_existing: a run that finished before the signal came is run again, from the start
     config.write_text(yaml.safe_dump(demo_values(demo, progress_interval=0, overwrite_existing=True)))
     command = [sys.executable, "-m", "preprocess", "convert", "CT_RATE", "--config", str(config), "--workers", "2"]
-    # The demo's three volumes take a fraction of a second: on a loaded machine the job may finish them all
-    # before the signal reaches it (it then exits 0, its work done). Such a run is tried again; any other
-    # status than 0 or 130 fails at once, and so do five runs the signal never caught.
+    # The signal goes out once the job has said how many items it converts and forked its workers: the demo's
+    # three volumes then take a fifth of a second. On a loaded machine the job may still finish first (it
+    # exits 0, its work done): such a run is tried again. Any other status than 0 or 130 fails at once, and so
+    # do five runs the signal never caught.
     for attempt in range(5):
         results = ["--results", str(tmp_path / f"r{attempt}")]
         job = subprocess.Popen([*command, *results], cwd=tmp_path, start_new_session=True,
@@ -263,8 +273,12 @@ def test_ctrl_c_stops_with_one_line_and_exit_130(tmp_path, demo):
         seen = []
         for line in job.stdout:
             seen.append(line)
-            if line.startswith("progress ") and "(100.0%)" not in line:  # mid-conversion, its workers running
-                os.killpg(job.pid, signal.SIGINT)  # the terminal sends it to the whole group, workers included
+            if line.endswith(": 3 items\n"):
+                waited = time.monotonic()
+                while not _has_children(job.pid) and job.poll() is None and time.monotonic() - waited < 5:
+                    time.sleep(0.001)
+                with contextlib.suppress(ProcessLookupError):  # it finished first
+                    os.killpg(job.pid, signal.SIGINT)  # the terminal sends it to the whole group, workers included
                 break
         out = "".join(seen) + job.stdout.read()
         if job.wait() != 0:
