@@ -3,9 +3,11 @@ once per session by the workflow for the tests that only read a complete build."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -163,3 +165,15 @@ def job_pids(workdir: Path) -> list[int]:
         if "step.py" in command and cwd == str(workdir):
             pids.append(int(entry.name))
     return pids
+
+
+@contextlib.contextmanager
+def ctrl_c_as_from_a_terminal():
+    """A child started now takes Ctrl-C as one started from a terminal does. A shell's background job (the
+    suite run as `nohup make test &`) starts with SIGINT ignored, and exec keeps an ignored signal ignored:
+    Python would then never raise KeyboardInterrupt in the job. A Python-level handler here is reset by exec."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, demo_config_file, demo_values
+from conftest import REPO, ctrl_c_as_from_a_terminal, demo_config_file, demo_values
 from preprocess.cli import main
 from preprocess.registry.loader import load_registry
 
@@ -250,18 +250,6 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path):
     assert reader.wait() == 141 and err == ""
 
 
-@contextlib.contextmanager
-def _ctrl_c_as_from_a_terminal():
-    """A child started now takes Ctrl-C as one started from a terminal does. A shell's background job (the
-    suite run as `nohup make test &`) starts with SIGINT ignored, and exec keeps an ignored signal ignored:
-    Python would then never raise KeyboardInterrupt in the job. A Python-level handler here is reset by exec."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
 def _has_children(pid: int) -> bool:
     try:
         return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
@@ -280,7 +268,7 @@ def test_ctrl_c_stops_with_one_line_and_exit_130(tmp_path, demo):
     # do five runs the signal never caught.
     for attempt in range(5):
         results = ["--results", str(tmp_path / f"r{attempt}")]
-        with _ctrl_c_as_from_a_terminal():
+        with ctrl_c_as_from_a_terminal():
             job = subprocess.Popen([*command, *results], cwd=tmp_path, start_new_session=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
         seen = []

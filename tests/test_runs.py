@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import REPO, demo_with_raw_of, job_pids
+from conftest import REPO, ctrl_c_as_from_a_terminal, demo_with_raw_of, job_pids
 from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
@@ -172,11 +172,12 @@ def test_sigint_and_a_killed_job_resume_to_identical_outputs(tmp_path, demo_temp
     reference = _tree(built_demo.workdir)  # the uninterrupted build of the same config
 
     interrupted = _workdir(tmp_path / "interrupted", demo_template)
-    process = subprocess.Popen(
-        [*SNAKEMAKE, "--directory", str(interrupted), "--cores", "2"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with ctrl_c_as_from_a_terminal():
+        process = subprocess.Popen(
+            [*SNAKEMAKE, "--directory", str(interrupted), "--cores", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     _wait_for_a_job(interrupted)
     _kill_one_job(interrupted)  # SIGKILL of a running job: Snakemake marks it failed
     time.sleep(2)
