@@ -49,7 +49,7 @@ from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
 
-SHARDS = 4  # the small job is shard 1/SHARDS of the whole: peak memory at 1x and 4x the items
+SHARDS = 4  # each conversion also runs as each of SHARDS shards: peak memory at 1x and 4x the items
 # Items of a source in the whole job (the small job has a quarter): volumes are few and slow, 2D items many and
 # fast; every job stays within seconds to a minute on one core.
 ITEMS = 16

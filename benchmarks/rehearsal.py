@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO))
 from preprocess.demo.real import WRITERS, write_real  # noqa: E402
 from preprocess.formats import tables  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
-from preprocess.pipeline import estimate  # noqa: E402
+from preprocess.pipeline import estimate, resources  # noqa: E402
 from preprocess.registry import layout  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 
@@ -158,18 +158,6 @@ def declared_resources(log: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def peak_model(cost, items: int) -> float:
-    """The peak RSS (MB) costs.yaml's two measured job sizes give for a job of `items` (linear through them,
-    never below the smaller job's)."""
-    points = sorted((int(n), float(mb)) for n, mb in (cost.peak_rss_mb or {}).items())
-    if not points:
-        return float("nan")
-    if len(points) == 1 or points[-1][0] == points[0][0]:
-        return points[-1][1]
-    (n0, m0), (n1, m1) = points[0], points[-1]
-    return max(m0, m0 + (m1 - m0) * (items - n0) / (n1 - n0))
-
-
 def logged_usage(log: Path) -> tuple[float, float]:
     """(CPU seconds, peak MB) the job wrote at its end (preprocess/pipeline/snakemake_entry.py): its processes'
     CPU time, and the larger of the high-water marks of this process and its largest worker. Exact for a
@@ -224,7 +212,7 @@ def kinds_of(jobs: list[Job], costs: dict) -> list[Kind]:
         kind = Kind(
             key, items, len(mine), predicted, cpu, cost.seconds, per_item, cost.bytes,
             sum(job.bytes for job in mine) / max(items, 1),
-            max(peak_model(cost, job.items) for job in mine), max(job.max_rss_mb for job in mine),
+            max(resources.peak_mb(cost, job.items) for job in mine), max(job.max_rss_mb for job in mine),
         )  # fmt: skip
         if _off(kind.measured_cpu_s, kind.predicted_s):
             kind.flags.append(f"seconds > {PLAN_FACTOR}x off")
