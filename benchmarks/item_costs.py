@@ -45,9 +45,9 @@ from preprocess.demo.real import write_real  # noqa: E402
 from preprocess.demo.real_sizes import SIZES  # noqa: E402
 from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
-from preprocess.pipeline.estimate import COSTS, cost_key  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
+from preprocess.sizing.costs import COSTS, cost_key  # noqa: E402
 
 SHARDS = 4  # each conversion also runs as each of SHARDS shards: peak memory at 1x and 4x the items
 # Items of a source in the whole job (the small job has a quarter): volumes are few and slow, 2D items many and

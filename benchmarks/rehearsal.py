@@ -7,7 +7,7 @@ the plan predicted and what each job declared (issue 34, item 6).
 1. Writes the real-size fakes (preprocess/demo/real.py: N items of each source) into a folder.
 2. Chooses the subsets all of whose sources are written at real size and whose raw data the plan can build
    (a presence check, as `plan` does); the demo's tiny sources stay out.
-3. Predicts each conversion from preprocess/registry/costs.yaml (preprocess/pipeline/estimate.py, as `plan`
+3. Predicts each conversion from preprocess/registry/costs.yaml (preprocess/sizing/, as `plan`
    does: the conversions' own item counts, seconds, bytes, start-up and the peak-memory model).
 4. Runs `snakemake --cores C` on the repository's Snakefile with the fakes' config, targeting every convert
    job's manifest (check and convert; validation is not run: the fakes' items are not the release's names).
@@ -54,9 +54,12 @@ sys.path.insert(0, str(REPO))
 from preprocess.demo.real import WRITERS, write_real  # noqa: E402
 from preprocess.formats import tables  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
-from preprocess.pipeline import estimate, resources  # noqa: E402
+from preprocess.pipeline.sizing import estimate_build, raw_plans  # noqa: E402
 from preprocess.registry import layout  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
+from preprocess.sizing import resources, shards  # noqa: E402
+from preprocess.sizing.costs import cost_key, cost_of, load_costs  # noqa: E402
+from preprocess.sizing.estimate import planned_conversions  # noqa: E402
 
 ITEMS = 8  # items a source by default: the whole rehearsal in about 10-15 minutes on 2 shared cores
 RUNTIME_FACTOR = 2  # declared runtime at least twice the used wall time
@@ -111,7 +114,7 @@ class Kind:
 def chosen_subsets(settings, registry, sources: set[str]) -> tuple[list, list[str]]:
     """The subsets all of whose sources are written at real size and that the plan builds; and a line for
     each such subset it does not build (with why)."""
-    plans = estimate.raw_plans(settings, registry)
+    plans = raw_plans(settings, registry)
     chosen, left_out = [], []
     for subset in registry.subsets:
         if not set(subset.source_ids) <= sources or subset.key not in plans:
@@ -126,14 +129,14 @@ def chosen_subsets(settings, registry, sources: set[str]) -> tuple[list, list[st
 
 def predictions(settings, registry) -> list[tuple]:
     """(subset, conversion, cost key, Cost, items, jobs) of every conversion the configured build runs."""
-    costs = estimate.load_costs()
-    pairs = [(s, c) for s, c in estimate.planned_conversions(settings, registry) if registry.kinds[c.kind].module]
-    found = estimate.estimate(settings, registry, pairs, costs, plans=estimate.raw_plans(settings, registry))
+    costs = load_costs()
+    pairs = [(s, c) for s, c in planned_conversions(settings, registry) if registry.kinds[c.kind].module]
+    found = estimate_build(settings, registry, pairs, costs)
     rows = []
     for (subset, conversion), guess in zip(pairs, found, strict=True):
-        cost = estimate.cost_of(registry, subset, conversion, costs)
-        jobs = estimate.shard_count(settings, registry, subset, conversion, costs)
-        rows.append((subset, conversion, estimate.cost_key(registry, subset, conversion), cost, guess.items, jobs))
+        cost = cost_of(registry, subset, conversion, costs)
+        jobs = shards.shard_count(settings, registry, subset, conversion, costs)
+        rows.append((subset, conversion, cost_key(registry, subset, conversion), cost, guess.items, jobs))
     return rows
 
 
@@ -204,7 +207,7 @@ def kinds_of(jobs: list[Job], costs: dict) -> list[Kind]:
     found = []
     for key in sorted({job.key for job in jobs}):
         mine = [job for job in jobs if job.key == key]
-        cost = costs.get(key) or costs[key.split("/")[0]]  # as estimate.cost_of: the kind's entry otherwise
+        cost = costs.get(key) or costs[key.split("/")[0]]  # as sizing.costs.cost_of: the kind's entry otherwise
         items = sum(job.items for job in mine)
         predicted = sum(cost.startup_seconds + job.items * cost.seconds for job in mine)
         cpu = sum(job.cpu_s for job in mine)
@@ -290,7 +293,7 @@ def rehearse(fakes: Path, workdir: Path, cores: int, sources: set[str]) -> tuple
         )  # fmt: skip
         job.flags = job_flags(job)
         jobs.append(job)
-    return kinds_of(jobs, estimate.load_costs()), jobs, notes
+    return kinds_of(jobs, load_costs()), jobs, notes
 
 
 def report(kinds: list[Kind], jobs: list[Job], notes: list[str], fakes: str) -> str:
@@ -300,7 +303,7 @@ def report(kinds: list[Kind], jobs: list[Job], notes: list[str], fakes: str) -> 
             f"Rehearsal {datetime.date.today().isoformat()}: real-size fakes, {fakes}",
             *notes,
             "",
-            "Per kind: predicted (costs.yaml via estimate.py) against measured (the jobs' logged CPU time; the",
+            "Per kind: predicted (costs.yaml via preprocess/sizing) against measured (the jobs' logged CPU time; the",
             "jobs' manifests: bytes; peak: the larger of max_rss and the job's logged high-water marks; MB are",
             "10^6 bytes)",
             kind_table(kinds),

@@ -59,7 +59,7 @@ def item_costs_table() -> str:
     """Each costs.yaml entry (benchmarks/item_costs.py): per item, start-up, output, and the peak at 1x and 4x."""
     import yaml
 
-    from preprocess.pipeline.estimate import COSTS
+    from preprocess.sizing.costs import COSTS
 
     costs = yaml.safe_load(COSTS.read_text(encoding="utf-8"))["costs"]
     lines = [

@@ -367,23 +367,24 @@ def cmd_plan(args) -> int:
     import time
     from dataclasses import asdict
 
-    from preprocess.pipeline import budget, estimate
+    from preprocess.pipeline.sizing import estimate_build
     from preprocess.registry import splits
+    from preprocess.sizing import budget, report
+    from preprocess.sizing.costs import COSTS
 
     started = time.monotonic()
     settings = _settings(args, basedir="read")  # the release's task files name the items of some subsets
     registry = settings.registry()
     splits.check_keys(settings, registry)  # as a build would: a misspelt `shards` key is not ignored
-    plans = estimate.raw_plans(settings, registry)
-    found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), plans=plans)
+    found = estimate_build(settings, registry)
     if args.json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
-    print(estimate.table(found))
+    print(report.table(found))
     print("\nthe whole selection, downloaded or not (docs/benchmarks.md: how jobs are sized and scheduled):")
-    print(budget.table(budget.totals(found, args.cores), estimate.size))
+    print(report.budget_table(budget.totals(found, args.cores)))
     print(
-        f"\nestimated from {estimate.COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
+        f"\nestimated from {COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
         "data is present as their conversions plan them, of the others as the registry counts a full download"
     )
     return 0

@@ -18,9 +18,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from preprocess.pipeline import estimate, resources
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import REGISTRY_DIR, load_registry
+from preprocess.sizing import estimate
+from preprocess.sizing import shards as sharding
+from preprocess.sizing.costs import cost_key, load_costs
+from preprocess.sizing.counts import count_items
 from tests.conftest import REPO
 
 CT_RATE_TRAIN_VOLUMES = 47000  # the figure for every train reconstruction: more than the `_1` ones
@@ -116,7 +119,7 @@ def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
 def test_train_split_is_cut_into_hour_long_jobs(full_size):
     _, _, settings, _ = full_size
     registry = settings.registry()
-    costs = estimate.load_costs()
+    costs = load_costs()
     started = time.monotonic()
     found = estimate.estimate(settings, registry, estimate.planned_conversions(settings, registry), costs)
     print(f"estimate with CT-RATE train: {time.monotonic() - started:.2f} s")
@@ -140,11 +143,11 @@ def test_the_workflow_cuts_train_conversions_as_the_plan_does(full_size):
     subset, conversion = next(
         (s, c) for s, c in estimate.planned_conversions(settings, registry) if c.name == "volumes_train"
     )
-    jobs = estimate.shard_count(settings, registry, subset, conversion)
+    jobs = sharding.shard_count(settings, registry, subset, conversion)
     assert jobs == next(e.jobs for e in estimate.estimate(settings, registry, [(subset, conversion)]))
     named = settings_from_dict({**_values(settings), "shards": {"3D_Task/CT_RATE/volumes_train": 7}})
-    assert estimate.shard_count(named, registry, subset, conversion) == 7  # the config's count wins
-    assert estimate.shard_count(settings, registry, subset, subset.conversions[0]) == 40  # test: the registry's
+    assert sharding.shard_count(named, registry, subset, conversion) == 7  # the config's count wins
+    assert sharding.shard_count(settings, registry, subset, subset.conversions[0]) == 40  # test: the registry's
 
 
 def test_every_job_stays_under_the_target_at_full_counts(full_size):
@@ -160,8 +163,8 @@ def test_every_job_stays_under_the_target_at_full_counts(full_size):
     for subset, conversion in estimate.planned_conversions(settings, registry)[::7]:
         if registry.kinds[conversion.kind].module is None:
             continue
-        shards = estimate.shard_count(settings, registry, subset, conversion)
-        declared = resources.job_resources(settings, registry, subset, conversion, shards)
+        shards = sharding.shard_count(settings, registry, subset, conversion)
+        declared = sharding.job_resources(settings, registry, subset, conversion, shards)
         planned = workflow[f"{subset.key}/{conversion.name}"]
         assert (declared.mem_mb, declared.runtime, shards) == (planned.mem_mb, planned.runtime, planned.jobs)
 
@@ -171,13 +174,13 @@ def test_a_test_conversion_longer_than_the_target_is_cut(full_size):
     registry = settings.registry()
     subset = registry.subset("2D_Task/VindrCXR")
     conversion = next(c for c in subset.conversions if c.split == "test")
-    costs = dict(estimate.load_costs())
-    slow = estimate.cost_key(registry, subset, conversion)
+    costs = dict(load_costs())
+    slow = cost_key(registry, subset, conversion)
     costs[slow] = replace(costs[slow], seconds=10.0, startup_seconds=0.0)  # 3,000 images: 30,000 s on one core
-    items = estimate.count_items(registry, settings.raw_root, subset, conversion, costs[slow])
-    assert estimate.shard_count(settings, registry, subset, conversion, costs) == math.ceil(items * 10.0 / 3600)
-    one = resources.job_resources(settings, registry, subset, conversion, 1, costs=costs)
-    nine = resources.job_resources(settings, registry, subset, conversion, 9, costs=costs)
+    items = count_items(registry, settings.raw_root, subset, conversion, costs[slow])
+    assert sharding.shard_count(settings, registry, subset, conversion, costs) == math.ceil(items * 10.0 / 3600)
+    one = sharding.job_resources(settings, registry, subset, conversion, 1, costs=costs)
+    nine = sharding.job_resources(settings, registry, subset, conversion, 9, costs=costs)
     assert nine.runtime < one.runtime  # a shard's runtime follows its items
 
 

@@ -282,8 +282,8 @@ def test_every_recipe_resolves_to_its_code_and_cost():
     plan`)."""
     from preprocess.convert.base import ConversionContext
     from preprocess.convert.parquet_extract import RULES
-    from preprocess.pipeline.estimate import cost_of, load_costs
     from preprocess.registry.loader import REGISTRY_DIR
+    from preprocess.sizing.costs import cost_of, load_costs
 
     shipped = load_registry()
     sources = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text(encoding="utf-8"))["sources"]

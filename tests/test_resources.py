@@ -1,4 +1,4 @@
-"""A convert job's declared resources come from what its shard holds (preprocess/pipeline/resources.py): they
+"""A convert job's declared resources come from what its shard holds (preprocess/sizing/resources.py): they
 grow with its items, never fall under the floor, follow the measured memory model and scale with a retry;
 the whole build's wall time is a list schedule that falls as the cores grow. Figures by hand, from the
 documented model: runtime = max(10, ceil((start-up + items x seconds / speedup) x 3 / 60)) minutes;
@@ -6,8 +6,8 @@ mem_mb = ceil(peak x threads x 1.5 + 500)."""
 
 from __future__ import annotations
 
-from preprocess.pipeline import budget, resources
-from preprocess.pipeline.estimate import Cost
+from preprocess.sizing import budget, resources
+from preprocess.sizing.costs import Cost
 
 FLAT = Cost(seconds=1.0, files=1, bytes=1, startup_seconds=2.0, peak_rss_mb={10: 100, 20: 104})
 GROWING = Cost(seconds=1.0, files=1, bytes=1, startup_seconds=2.0, peak_rss_mb={10: 100, 20: 200})

@@ -11,10 +11,10 @@ rule attest_subset:
         "logs/attest/{group}/{folder}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 2
+    threads: declared_threads("attest_subset")
     resources:
-        mem_mb=lambda wildcards, attempt: 1000 * attempt,
-        runtime=lambda wildcards, attempt: 240 * attempt,
+        mem_mb=declared_mem_mb("attest_subset"),
+        runtime=declared_runtime("attest_subset"),
     script:
         ENTRY
 
@@ -28,9 +28,9 @@ rule fingerprints:
         "logs/fingerprints.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("fingerprints")
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=declared_mem_mb("fingerprints"),
+        runtime=declared_runtime("fingerprints"),
     script:
         ENTRY

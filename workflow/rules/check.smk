@@ -8,10 +8,10 @@ rule check_source:
         "logs/check/{source}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("check_source")
     resources:
-        mem_mb=lambda wildcards, attempt: 1000 * attempt,
-        runtime=lambda wildcards, attempt: 60 * attempt,
+        mem_mb=declared_mem_mb("check_source"),
+        runtime=declared_runtime("check_source"),
     params:
         fingerprint=source_fingerprint,
     script:
@@ -38,10 +38,10 @@ checkpoint plan:
         "logs/plan.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("plan")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=declared_mem_mb("plan"),
+        runtime=declared_runtime("plan"),
     params:
         selection=[subset.key for subset in SELECTED],
     script:

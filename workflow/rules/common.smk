@@ -6,7 +6,9 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess.pipeline import estimate, resources, runview
+from preprocess.pipeline import runview
+from preprocess.sizing import shards
+from preprocess.sizing.resources import rule_resources
 from preprocess.registry import layout, releasenames, splits
 from preprocess.checks import validate
 from preprocess.registry.config import require_directory, settings_from_dict
@@ -72,9 +74,9 @@ def subset_of(wildcards):
 @functools.cache
 def shard_count(subset, conversion):
     """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
-    that no job runs past resources.JOB_SECONDS (its items counted in the raw root).
+    that no job runs past sizing.resources.JOB_SECONDS (its items counted in the raw root).
     """
-    return estimate.shard_count(SETTINGS, REGISTRY, subset, conversion)
+    return shards.shard_count(SETTINGS, REGISTRY, subset, conversion)
 
 
 def conversion_manifests(subset):
@@ -82,10 +84,10 @@ def conversion_manifests(subset):
     for conversion in splits.conversions(SETTINGS, subset):
         if REGISTRY.kinds[conversion.kind].module is None:
             continue  # text subsets: nothing to convert
-        shards = shard_count(subset, conversion)
+        count = shard_count(subset, conversion)
         manifests += [
-            str(layout.shard_manifest(RESULTS, subset, conversion.name, i, shards))
-            for i in range(shards)
+            str(layout.shard_manifest(RESULTS, subset, conversion.name, i, count))
+            for i in range(count)
         ]
     return manifests
 
@@ -117,14 +119,28 @@ def release_files(wildcards):
 @functools.cache
 def first_attempt(subset, conversion):
     """threads, mem_mb and runtime of a conversion's largest shard at the first attempt, from its items."""
-    shards = shard_count(subset, conversion)
-    return resources.job_resources(SETTINGS, REGISTRY, subset, conversion, shards)
+    count = shard_count(subset, conversion)
+    return shards.job_resources(SETTINGS, REGISTRY, subset, conversion, count)
 
 
 def conversion_resources(wildcards, attempt=1):
     """(threads, mem_mb, runtime minutes) of one conversion job; a retry scales memory and time."""
     found = first_attempt(subset_of(wildcards), conversion_of(wildcards)).at(attempt)
     return found.threads, found.mem_mb, found.runtime
+
+
+def declared_mem_mb(rule):
+    """The memory a job of `rule` (one that converts nothing) declares, scaled by the retry."""
+    return lambda wildcards, attempt: rule_resources(rule, attempt).mem_mb
+
+
+def declared_runtime(rule):
+    """Its runtime in minutes, likewise."""
+    return lambda wildcards, attempt: rule_resources(rule, attempt).runtime
+
+
+def declared_threads(rule):
+    return rule_resources(rule).threads
 
 
 def validation_inputs(wildcards):

@@ -11,10 +11,10 @@ rule validate_subset:
         "logs/validate/{group}/{folder}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("validate_subset")
     resources:
-        mem_mb=lambda wildcards, attempt: 1000 * attempt,
-        runtime=lambda wildcards, attempt: 60 * attempt,
+        mem_mb=declared_mem_mb("validate_subset"),
+        runtime=declared_runtime("validate_subset"),
     script:
         ENTRY
 
@@ -47,10 +47,10 @@ rule validation_summary:
         "logs/validation_summary.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("validation_summary")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=declared_mem_mb("validation_summary"),
+        runtime=declared_runtime("validation_summary"),
     params:
         instructions=str(RESULTS / layout.NOT_BUILT),
     script:
@@ -66,10 +66,10 @@ rule validation_passed:
         "logs/validation_passed.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("validation_passed")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=declared_mem_mb("validation_passed"),
+        runtime=declared_runtime("validation_passed"),
     script:
         ENTRY
 
@@ -88,10 +88,10 @@ rule contact_sheet:
         "logs/contact/{group}/{folder}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("contact_sheet")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=declared_mem_mb("contact_sheet"),
+        runtime=declared_runtime("contact_sheet"),
     script:
         ENTRY
 
@@ -106,9 +106,9 @@ rule eval_config:
         "logs/eval_config.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: 1
+    threads: declared_threads("eval_config")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=declared_mem_mb("eval_config"),
+        runtime=declared_runtime("eval_config"),
     script:
         ENTRY

@@ -2,7 +2,8 @@
 measured per-item cost of preprocess/registry/costs.yaml, plus the job's start-up, times a safety factor; its
 memory from the measured peak RSS at two job sizes. The same model cuts a conversion, test or train, into as
 many shards as keep each job's predicted time under JOB_SECONDS and its memory under MEM_TARGET_MB. Called
-by the workflow (workflow/rules/common.smk) and by `python -m preprocess plan`.
+by the workflow (workflow/rules/*.smk) and by `python -m preprocess plan`; the rules that convert nothing
+declare the fixed resources of RULES.
 
     runtime (minutes) = max(RUNTIME_FLOOR, ceil((startup + items x seconds / speedup) x SAFETY / 60)) x attempt
     mem_mb            = ceil(peak(items) x threads x MEM_FACTOR + MEM_BASE_MB) x attempt
@@ -84,12 +85,21 @@ def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0) -> int:
     return max(1, min(shards, max(items, 1)))
 
 
-def job_resources(settings, registry, subset, conversion, shards: int, attempt: int = 1, costs=None) -> Resources:
-    """(threads, mem_mb, runtime minutes) of one convert job of a conversion cut into `shards`: its largest
-    shard's items, counted cheaply from the raw root (or the registry's full counts), as the workflow cuts it."""
-    from preprocess.pipeline import estimate
+# The rules that convert nothing: what one job of each declares at the first attempt (a retry scales memory
+# and time by the attempt, as a convert job's). Their work is a few files per subset or source.
+RULES = {
+    "check_source": Resources(1, 1000, 60),  # reads (and hashes) one source's raw files
+    "plan": Resources(1, 1000, 10),
+    "validate_subset": Resources(1, 1000, 60),  # opens every image one subset's task files name
+    "validation_summary": Resources(1, 1000, 10),
+    "validation_passed": Resources(1, 1000, 10),
+    "contact_sheet": Resources(1, 1000, 10),
+    "eval_config": Resources(1, 1000, 10),
+    "attest_subset": Resources(2, 1000, 240),  # decodes every image of one subset, on two processes
+    "fingerprints": Resources(1, 1000, 30),
+}
 
-    cost = estimate.cost_of(registry, subset, conversion, costs or estimate.load_costs())
-    items = estimate.count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
-    threads, speedup = kind_threads(registry.kinds[conversion.kind])
-    return for_items(cost, shard_items(items, shards), threads, speedup).at(attempt)
+
+def rule_resources(rule: str, attempt: int = 1) -> Resources:
+    """What one job of a rule that converts nothing declares at retry `attempt`."""
+    return RULES[rule].at(attempt)

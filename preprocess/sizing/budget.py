@@ -1,4 +1,4 @@
-"""The whole build's budget, from the per-conversion estimates (preprocess/pipeline/estimate.py): for the test
+"""The whole build's budget, from the per-conversion estimates (estimate.py): for the test
 split and for every split, its core-hours, disk, largest job (declared memory and runtime) and the wall time
 on N cores, locally (`snakemake --cores N`) and on a SLURM allocation of N cores.
 
@@ -10,8 +10,6 @@ validation (minutes in all) are left out."""
 from __future__ import annotations
 
 import heapq
-
-from preprocess.formats import tables
 
 SLURM_JOB_SECONDS = 60  # per job: the scheduler's start and the job's environment, before its own start-up
 
@@ -56,23 +54,3 @@ def totals(estimates, cores: list[int]) -> list[dict]:
             }
         )
     return found
-
-
-def table(budgets: list[dict], size) -> str:
-    """The budgets as a table: one row per split group."""
-    cores = list(budgets[0]["wall_hours"]) if budgets else []
-    headers = ["splits", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
-    headers += [f"wall h, {n} cores (local / SLURM)" for n in cores]
-    body = [
-        [
-            b["splits"],
-            f"{b['jobs']:,}",
-            f"{b['core_hours']:,.1f}",
-            size(b["bytes"]),
-            f"{b['largest_mem_mb']:,} MB ({b['largest_mem_job']})",
-            f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
-            *[f"{b['wall_hours'][n]:,.2f} / {b['slurm_wall_hours'][n]:,.2f}" for n in cores],
-        ]
-        for b in budgets
-    ]
-    return tables.render(headers, body)

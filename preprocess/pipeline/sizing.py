@@ -1,0 +1,48 @@
+"""The sizing use case (`python -m preprocess plan`, the rehearsal): what a presence check of the raw data says
+of each subset, the items its conversions plan from that data, and the estimates of preprocess/sizing from
+them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from preprocess.checks.plan import plan_subset
+from preprocess.checks.rawcheck import check_all
+from preprocess.errors import PreprocessError
+from preprocess.sizing.estimate import estimate, planned_conversions
+
+
+def raw_plans(settings, registry) -> dict:
+    """What a build would do with each selected subset (preprocess.checks.plan.SubsetPlan), from a presence
+    check of its sources: file lists and counts, no checksums (`check` verifies those) and no download."""
+    quick = replace(settings, verify_checksums=False, allow_download=False)
+    chosen = registry.select(settings.subsets)
+    checks = check_all(registry, quick, sorted({s for subset in chosen for s in subset.source_ids}), None)
+    return {subset.key: plan_subset(registry, subset, checks, settings) for subset in chosen}
+
+
+def planned_items(registry, settings, subset, conversion) -> int | None:
+    """Items of one conversion as the build plans them from the raw data (None: its plan fails on this raw
+    data, which the build would report)."""
+    from preprocess.convert import ConversionContext, kind_module  # the kinds' framework: only when planning
+
+    ctx = ConversionContext(registry, settings, subset, conversion, log=lambda text: None)
+    try:
+        return len(kind_module(registry.kinds[conversion.kind]).plan(ctx))
+    except (PreprocessError, OSError, ValueError):  # bad raw data: the cheap count stands in
+        return None
+
+
+def estimate_build(settings, registry, conversions=None, costs=None) -> list:
+    """The estimates of the configured build (or of `conversions`): buildable subsets counted by their own
+    plans, the others at the registry's counts."""
+    plans = raw_plans(settings, registry)
+    chosen = planned_conversions(settings, registry) if conversions is None else conversions
+    return estimate(
+        settings,
+        registry,
+        chosen,
+        costs,
+        plans=plans,
+        planned_items=lambda subset, conversion: planned_items(registry, settings, subset, conversion),
+    )

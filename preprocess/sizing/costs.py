@@ -1,0 +1,56 @@
+"""The measured per-item costs of every conversion (preprocess/registry/costs.yaml, written by
+benchmarks/item_costs.py on the real-size fakes) and which entry prices which conversion."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from preprocess.errors import RegistryError
+from preprocess.registry.loader import REGISTRY_DIR, SafeLoader
+
+COSTS = REGISTRY_DIR / "costs.yaml"
+
+
+@dataclass(frozen=True)
+class Cost:
+    seconds: float  # per item, one core
+    files: float  # output files per item
+    bytes: float  # output bytes per item
+    items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
+    basis: str = ""  # what the figures were measured on
+    measured: str = ""  # the date they were measured
+    startup_seconds: float = 0.0  # a job's start-up (imports, planning) before its first item
+    peak_rss_mb: dict | None = None  # the job's peak RSS (MB) at two job sizes: {items: MB}
+
+
+@functools.cache
+def load_costs(path: Path = COSTS) -> dict[str, Cost]:
+    document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
+    return {key: Cost(**value) for key, value in (document.get("costs") or {}).items()}
+
+
+def cost_key(registry, subset, conversion) -> str:
+    """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
+    when the conversion names one, else kind/source (an image folder's items are that source's files, of its
+    own size); costs.yaml falls back to the kind's entry."""
+    params = conversion.params
+    source = params.get("source") or subset.source_ids[0]
+    detail = params.get("dataset") or params.get("recipe") or params.get("flag") or source
+    if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
+        detail = detail.get(registry.source(source).variant)
+    return f"{conversion.kind}/{detail}"
+
+
+def cost_of(registry, subset, conversion, costs: dict[str, Cost]) -> Cost:
+    key = cost_key(registry, subset, conversion)
+    for candidate in (key, conversion.kind):
+        if candidate in costs:
+            return costs[candidate]
+    raise RegistryError(
+        f"{subset.key}/{conversion.name}: no per-item cost for {key!r} in {COSTS}; "
+        "run `python benchmarks/item_costs.py` to measure it"
+    )

@@ -1,0 +1,105 @@
+"""Before converting: per subset and split, how many items, output files and bytes, and how many core-hours and
+jobs a build takes (`python -m preprocess plan`), from the per-item costs (costs.py) and item counts
+(counts.py). The application layer (preprocess/pipeline/sizing.py) hands in what a presence check of the raw
+data says: which subsets are buildable, and the items their conversions plan from the raw data, as the build
+itself plans them; the others are counted cheaply from the registry and the raw root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from preprocess.registry import splits
+from preprocess.sizing import resources
+from preprocess.sizing.costs import Cost, cost_of, load_costs
+from preprocess.sizing.counts import count_items
+from preprocess.sizing.shards import ceiling, jobs_for
+
+
+@dataclass
+class Estimate:
+    subset: str
+    conversion: str
+    split: str
+    items: int
+    files: int
+    bytes: int
+    core_hours: float  # cores held x predicted hours, over all its jobs (start-ups included)
+    jobs: int
+    buildable: bool = True  # its raw data is present (else the figures are the registry's, for after download)
+    raw: str = ""  # why not buildable (raw missing, raw incomplete), or "" when it is
+    threads: int = 1  # of each job
+    mem_mb: int = 0  # declared by its largest job (first attempt)
+    runtime: int = 0  # minutes, declared by its largest job (first attempt)
+    startup_seconds: float = 0.0  # predicted: a job's start-up ...
+    item_seconds: float = 0.0  # ... and each item on the job's threads
+
+    def job_seconds(self) -> list[float]:
+        """Predicted seconds of each of its jobs (shard i holds the items at positions i modulo jobs)."""
+        jobs = max(1, self.jobs)
+        larger = self.items % jobs
+        sizes = [self.items // jobs + (1 if shard < larger else 0) for shard in range(jobs)]
+        return [self.startup_seconds + n * self.item_seconds for n in sizes]
+
+
+def estimate(
+    settings, registry, conversions, costs: dict[str, Cost] | None = None, plans=None, planned_items=None
+) -> list[Estimate]:
+    """One estimate per (subset, conversion) pair of `conversions` that converts anything; with `plans` (what
+    a build would do with each subset, by key) every estimate says whether its subset is buildable, and with
+    `planned_items(subset, conversion)` (None: not known) the items of a buildable subset's test conversions
+    are those its own plan counts."""
+    costs = costs or load_costs()
+    found = []
+    for subset, conversion in conversions:
+        if registry.kinds[conversion.kind].module is None:
+            continue
+        cost = cost_of(registry, subset, conversion, costs)
+        plan = (plans or {}).get(subset.key)
+        buildable = plan is None or plan.action != "skip"
+        # A train conversion's items are counted as the workflow counts them to cut its jobs (count_items).
+        planned = planned_items is not None and plan is not None and buildable and conversion.split != "train"
+        counted = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+        items = planned_items(subset, conversion) if planned else None
+        if items is None:
+            items = counted
+        jobs = jobs_for(  # cut from the cheap count, as the workflow cuts it
+            settings,
+            registry,
+            subset,
+            conversion,
+            counted,
+            cost,
+            ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
+        )
+        threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
+        largest = resources.for_items(cost, resources.shard_items(counted, jobs), threads, speedup)  # as declared
+        found.append(
+            Estimate(
+                subset.key,
+                conversion.name,
+                conversion.split,
+                items,
+                round(items * cost.files),
+                round(items * cost.bytes),
+                threads * (jobs * cost.startup_seconds + items * cost.seconds / speedup) / 3600,
+                jobs,
+                buildable,
+                "" if buildable else plan.reason,
+                threads,
+                largest.mem_mb,
+                largest.runtime,
+                cost.startup_seconds,
+                cost.seconds / speedup,
+            )
+        )
+    return found
+
+
+def planned_conversions(settings, registry) -> list:
+    """(subset, conversion) of every conversion the configured build runs: the selected subsets, the splits
+    the config wants (preprocess/registry/splits.py)."""
+    return [
+        (subset, conversion)
+        for subset in registry.select(settings.subsets)
+        for conversion in splits.conversions(settings, subset)
+    ]

@@ -1,0 +1,59 @@
+"""The text tables of `python -m preprocess plan`: per subset and split, then the whole build's budget."""
+
+from __future__ import annotations
+
+from preprocess.formats import tables
+
+
+def size(count: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if count < 1000 or unit == "TB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return ""
+
+
+def table(estimates: list) -> str:
+    """Per subset and split (its conversions added up) with whether it is buildable, then the total of what
+    will be built, and apart the full-size figures of what will not (until its raw data is there)."""
+    rows: dict[tuple[str, str], list] = {}
+    raw: dict[str, str] = {}
+    for e in estimates:
+        row = rows.setdefault((e.subset, e.split), [0, 0, 0, 0.0, 0])
+        for index, value in enumerate((e.items, e.files, e.bytes, e.core_hours, e.jobs)):
+            row[index] += value
+        raw[e.subset] = "yes" if e.buildable else f"no: {e.raw}"
+    body = [[subset, split, *_cells(row), raw[subset]] for (subset, split), row in sorted(rows.items())]
+    built = [row for (subset, _), row in rows.items() if raw[subset] == "yes"]
+    body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "what will be built"])
+    if len(built) < len(rows):
+        skipped = [row for (subset, _), row in rows.items() if raw[subset] != "yes"]
+        label = f"{len({s for (s, _) in rows if raw[s] != 'yes'})} subsets not built, once downloaded"
+        body.append(["not built", "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), label])
+    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "buildable"]
+    return tables.render(headers, body)
+
+
+def _cells(row) -> list[str]:
+    items, files, written, hours, jobs = row
+    return [f"{items:,}", f"{files:,}", size(written), f"{hours:,.2f}", f"{jobs:,}"]
+
+
+def budget_table(budgets: list[dict]) -> str:
+    """The budgets as a table: one row per split group."""
+    cores = list(budgets[0]["wall_hours"]) if budgets else []
+    headers = ["splits", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
+    headers += [f"wall h, {n} cores (local / SLURM)" for n in cores]
+    body = [
+        [
+            b["splits"],
+            f"{b['jobs']:,}",
+            f"{b['core_hours']:,.1f}",
+            size(b["bytes"]),
+            f"{b['largest_mem_mb']:,} MB ({b['largest_mem_job']})",
+            f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
+            *[f"{b['wall_hours'][n]:,.2f} / {b['slurm_wall_hours'][n]:,.2f}" for n in cores],
+        ]
+        for b in budgets
+    ]
+    return tables.render(headers, body)
