@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: demo rehearsal demo-fingerprints test test-new-subset slurm-test conda-test lint lock docs docs-tables clean-demo chromium screenshots
+.PHONY: demo rehearsal demo-fingerprints test test-fast test-new-subset slurm-test conda-test lint lock docs docs-tables clean-demo chromium screenshots
 
 # The test and demo environment is the lock (requirements.lock: exact versions and hashes of every package,
 # resolved from pyproject.toml's ranges with `make lock`); the package itself goes in on top, without deps.
@@ -42,10 +42,16 @@ rehearsal: $(BIN)/snakemake
 test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
 
-# The whole suite once more with one more subset added by registry and demo data alone (tests/data/new_subset,
-# through MEDHEB_EXTRA_REGISTRY): as long as `make test`.
+# The loop while working: every test but those that run the Snakemake workflow end to end (marker `workflow`,
+# conftest.py) and the whole_suite one.
+test-fast: $(BIN)/snakemake $(VENV)/.reference
+	$(BIN)/python -m pytest -m "not workflow and not whole_suite"
+
+# What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
+# MEDHEB_EXTRA_REGISTRY) needs no code change: tests/test_new_subset.py, whose whole_suite test runs every test
+# but the workflow ones again with the subset present (addopts cleared: it deselects whole_suite).
 test-new-subset: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -m whole_suite tests/test_new_subset.py
+	$(BIN)/python -m pytest -o addopts=-ra tests/test_new_subset.py
 
 # Starts a one-node SLURM cluster on 127.0.0.1 (root; installs Debian packages), builds the demo through
 # profiles/slurm-ci and compares it with a local build, then stops the daemons.
@@ -85,6 +91,7 @@ lint: $(BIN)/snakemake
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 clean-demo:
 	rm -rf demo results logs .snakemake

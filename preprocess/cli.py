@@ -270,6 +270,7 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
+    from preprocess.checks import release
     from preprocess.registry import releasenames
     from preprocess.reports import summaries  # here: they pull in the validation code (Pillow)
 
@@ -284,12 +285,16 @@ def cmd_check(args) -> int:
     unusable = summaries.unusable_text(checks)
     if unusable:
         print("\n" + unusable)
-    text = summaries.instructions_text(registry, checks)
+    released = release.released_subsets(registry, settings, args.results)
+    if released:
+        print(f"\n{release.FROM_RELEASE} ({release.NOT_NEEDED}): {', '.join(sorted(released))}")
+    text = summaries.instructions_text(registry, checks, released)
     if text and not args.quiet:
         print("\n" + text)
     release = [
         f"  {subset.key}: {line}"
         for subset in registry.select(settings.subsets)
+        if subset.key not in released
         for line in releasenames.missing_for_build(registry, subset, settings)
     ]
     if release:
@@ -297,7 +302,8 @@ def cmd_check(args) -> int:
         print(f"\n{heading}\n" + "\n".join(release))
     from preprocess.checks import need
 
-    counted = need.check_lines(need.needs(settings, registry, list(checks)), settings.raw_root, args.results)
+    counted = need.needs(settings, registry, list(checks), args.results)
+    counted = need.check_lines(counted, settings.raw_root, args.results)
     print("\nNeeded files (`medheb need SOURCE` lists them, from the release's records):\n" + "\n".join(counted))
     not_present = [c for c in checks.values() if c.status != "present"]
     return 1 if (args.strict and not_present) else 0
@@ -309,7 +315,7 @@ def cmd_need(args) -> int:
     settings = _settings(args, require_raw=False, raw_must_exist=False)
     registry = settings.registry()
     raw_root = settings.raw_root if settings.raw_root_given else None
-    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source], args.results).values():
         lines, sid = found.lines(), found.source.id
         if args.urls:
             lines, without = fetch.urls(found.source, lines)
@@ -333,7 +339,7 @@ def cmd_download(args) -> int:
 
     settings = _settings(args, raw_must_exist=False)
     registry = settings.registry()
-    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source]).values():
+    for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source], args.results).values():
         left = fetch.download(found, settings.raw_root, args.config)
         print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
         if left:
@@ -435,6 +441,10 @@ def cmd_validate(args) -> int:
     if args.report:
         _write_validation_report(Path(args.report), states, all_reports)
     requested = [key for key, state in states.items() if state == "not built"] if args.subset else []
+    valid = [registry.subset(key) for key, state in states.items() if state == "ok"]
+    released = sum(_from_release(registry, subset, settings, args.results) for subset in valid)
+    if valid:
+        print(f"\nsubsets whose every path resolves: {released} from the release, {len(valid) - released} built")
     print("\n" + _verdict(all_reports, requested))
     return 1 if any(not r.passed for r in all_reports) or requested or not all_reports else 0
 
@@ -567,6 +577,7 @@ def cmd_status(args) -> int:
     do next) and its train split (the Train_Data paths it resolves), apart."""
     from preprocess.checks import attest, validate
     from preprocess.checks.plan import plan_subsets
+    from preprocess.checks.release import FROM_RELEASE
     from preprocess.formats import tables
     from preprocess.pipeline import steps
     from preprocess.registry import layout, splits
@@ -576,7 +587,7 @@ def cmd_status(args) -> int:
     plans = None
     if settings.raw_root_given:
         checks = steps.Build(settings, registry, args.results).check(sources=sorted(registry.sources))
-        plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings)}
+        plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings, args.results)}
     rows, counts = [], {}
     fingerprints = args.results / layout.FINGERPRINTS if args.results is not None else None
     published = attest.published_states(registry, fingerprints)
@@ -592,6 +603,8 @@ def cmd_status(args) -> int:
         state = validate.subset_state(subset, settings.data_basedir, tests)
         ok, paths = sum(r.ok for r in tests), sum(r.paths for r in tests)
         label, step = _status_line(subset, state, ok, (plans or {}).get(subset.key), settings.data_basedir)
+        if label == "built" and _from_release(registry, subset, settings, args.results):
+            label = FROM_RELEASE
         counts[label.split(":")[0]] = counts.get(label.split(":")[0], 0) + 1
         trains = [r for r in found if r.file.startswith("Train_Data/")]
         no_rule = sum(len(r.unproduced) for r in trains) if manifests else None  # known from the manifests only
@@ -644,6 +657,14 @@ def _train_status(reports, wanted: bool) -> tuple[str, int, int]:
     return state, ok, paths + sum(r.not_built for r in reports)
 
 
+def _from_release(registry, subset, settings, results) -> bool:
+    """A valid subset whose files this pipeline did not write: a text subset (its task files alone), or one
+    whose images are the release's (checks/release.py)."""
+    from preprocess.checks.release import presence
+
+    return subset.is_text or (subset.redistributed and presence(registry, subset, settings, results).from_release)
+
+
 def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple[str, str]:
     """The state a user reads, and the next step."""
     if state == "ok":
@@ -686,9 +707,17 @@ def cmd_demo(args) -> int:
         out = write_real(Path(args.directory), args.items, args.sources, full_counts=args.full_counts)
         print(f"real-size fakes written to {out}: {args.items} items a source; config {out / 'config.yaml'}")
         return 0
-    kept = is_current(Path(args.directory)) and not args.force
-    out = write_demo(Path(args.directory), force=args.force)
+    kept = is_current(Path(args.directory), args.release_images) and not args.force
+    out = write_demo(Path(args.directory), force=args.force, release_images=args.release_images)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
+    if args.release_images:
+        from preprocess.demo.release_images import SHIPPED, notices
+        from preprocess.registry.loader import load_registry
+
+        where += (
+            f" (with the release's images of {len(SHIPPED)} open subsets and a {notices.NOTICE} in each of the "
+            f"{len(notices.restricted(load_registry()))} restricted image folders)"
+        )
     if kept:
         print(f"demo in {out} kept as it is (this version wrote it; --force writes it again): {where}")
     else:
@@ -832,6 +861,13 @@ def _args_eval_config(p) -> None:
 def _args_demo(p) -> None:
     p.add_argument("directory")
     p.add_argument("--force", action="store_true", help="rewrite an existing demo")
+    p.add_argument(
+        "--release-images",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="DATA_BASEDIR also gets what the release ships: the images of the open subsets (made by the reference"
+        " rules, not by the conversions) and a LICENSE_NOTICE.md in each restricted image folder (default: off)",
+    )
     p.add_argument(
         "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"
     )

@@ -23,6 +23,15 @@ from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(items):
+    """A test that reads the demo built by the workflow (the built_demo fixture, directly or through another
+    fixture) is a workflow test, like those marked by hand that run Snakemake themselves: `make test-fast`
+    leaves them all out."""
+    for item in items:
+        if "built_demo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.workflow)
+
+
 def _extra_entries(name: str) -> list:
     """The entries of `name`.yaml of each MEDHEB_EXTRA_REGISTRY folder, read as plain YAML, not by the loader."""
     found = []

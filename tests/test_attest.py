@@ -426,6 +426,7 @@ def test_a_bad_published_fingerprint_is_named(built, tmp_path, subsets, message)
 # --- the workflow ------------------------------------------------------------------------------------
 
 
+@pytest.mark.workflow
 def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_digests(tmp_path, demo):
     workdir = tmp_path / "work"
     workdir.mkdir()

@@ -30,7 +30,7 @@ from preprocess.checks.validate import PathChecker, validate_file
 from preprocess.convert import boxes
 from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
-from preprocess.errors import OutputConflictError, RawDataError, UnsafePathError
+from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.formats.archive import SafeArchive
 from preprocess.formats.dicomio import read_dicom
 from preprocess.formats.fsutil import ChecksumCache
@@ -304,9 +304,10 @@ def test_release_file_with_other_bytes_is_kept_or_replaced_with_a_report(demo, c
     target.parent.mkdir(parents=True)
     target.write_bytes(b"the release's own bytes")
     settings = demo_settings(demo)
-    with pytest.raises(OutputConflictError, match=r"ISIC_0034321.jpg already exists with other content"):
-        steps.Build(settings).convert(subset="ISIC-2019")
-    assert target.read_bytes() == b"the release's own bytes"
+    rows = steps.Build(settings).convert(subset="ISIC-2019")
+    assert target.read_bytes() == b"the release's own bytes"  # kept, compared (issue 41): not an image at all
+    [kept] = [row for row in rows if row[0].endswith("ISIC_0034321.jpg")]
+    assert kept[1] == "kept" and kept[2].endswith(" differs: the file in place is not an image Pillow decodes")
     settings = demo_settings(demo, overwrite_existing=True)
     steps.Build(settings).convert(subset="ISIC-2019")
     assert target.read_bytes() != b"the release's own bytes"
@@ -348,6 +349,7 @@ def test_raw_root_read_only_build_succeeds_and_raw_is_untouched(built_demo):
     print(f"raw root {built_demo.raw_protection}")
 
 
+@pytest.mark.workflow
 def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
     workdir = tmp_path / "w"
     workdir.mkdir()
@@ -1776,6 +1778,7 @@ def test_validate_reports_each_bad_file_as_a_row_and_finishes_the_table(planted)
     assert re.search(rf"{shown}\s+{good + 4}\s+0\s+{good + 4}\s+{good}\s+0\s+3\s+1", out), out  # the table row
 
 
+@pytest.mark.workflow
 def test_a_real_snakemake_run_with_a_bad_input_names_the_rule_log(tmp_path, demo_template):
     """`snakemake --cores 1` for BloodMNIST alone, its MedMNIST archive holding a label -1: the convert rule's log
     holds the message, the terminal its line naming the log and a closing hint naming that log, no traceback."""

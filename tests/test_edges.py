@@ -198,6 +198,7 @@ def test_list_and_info_options_have_help_text(tmp_path):
     assert re.search(r"--json\s+the registry's record of it as JSON", info.stdout)
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize(
     ("setting", "message"),
     [

@@ -1,7 +1,9 @@
 """Adding a subset of an existing data-only kind takes registry data only: an entry in subsets.yaml, one in
 sources.yaml, and the data (raw files, a task JSON). No Python file changes. tests/data/new_subset holds such
-an addition as an extra registry folder (MEDHEB_EXTRA_REGISTRY), its demo data beside it; `make
-test-new-subset` runs the whole suite with it present."""
+an addition as an extra registry folder (MEDHEB_EXTRA_REGISTRY), its demo data beside it. `make
+test-new-subset` runs what proves that: this file (the subset built by the CLI and by the Snakemake workflow
+alone, its check, validation, fingerprints and evaluation config) and every test but the workflow ones with it
+present (counts, tables and lists come from the registry, so none of them changes)."""
 
 from __future__ import annotations
 
@@ -96,13 +98,39 @@ def test_an_extra_folder_that_is_absent_or_empty_is_named(tmp_path, monkeypatch)
         load_registry()
 
 
+@pytest.mark.workflow
+def test_the_workflow_builds_checks_validates_and_configures_the_new_subset(tmp_path, extended_registry):
+    """`snakemake` with the added subset alone selected, as a user of the extra folder runs it."""
+    write_demo(tmp_path / "demo")
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
+    done = subprocess.run(
+        [*command, "--cores", "2", "--config", 'subsets=["FakeDerm"]'], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    results, base = tmp_path / "results", tmp_path / "demo" / "DATA_BASEDIR"
+    raw = NEW_SUBSET / "demo" / "raw" / "fake-derm" / "images"
+    # the registry's target '{parent}/{name}': the raw file's class folder and name, its bytes unchanged
+    for name in ("melanoma/m7.png", "nevus/n1.png"):
+        assert (base / "2D_Images" / "FakeDerm" / "test" / name).read_bytes() == (raw / name).read_bytes()
+    assert (results / "check" / "sources" / "fake_derm.json").is_file()
+    summary = (results / "validation" / "summary.txt").read_text(encoding="utf-8")
+    assert "2D_Task/FakeDerm/FakeDerm_test.json" in summary
+    assert summary.rstrip().endswith("1 of 1 task files resolve every path.")
+    fingerprints = (results / "fingerprints.tsv").read_text(encoding="utf-8").splitlines()
+    assert sum("2D_Images/FakeDerm/test/" in line for line in fingerprints) == 2
+    config = yaml.safe_load((results / "eval-config" / "2D_Task.yaml").read_text(encoding="utf-8"))
+    assert config["FakeDerm_cls"]["image_root"] == "2D_Images/FakeDerm/test"
+
+
 @pytest.mark.whole_suite
-def test_the_whole_suite_passes_with_the_new_subset_present(tmp_path, extended_registry):
-    """Every other test, in a fresh pytest process whose registry (and that of every process it starts, Snakemake
-    jobs included) holds the new subset: counts, tables and lists come from the registry, so nothing changes."""
+def test_every_test_but_the_workflow_ones_passes_with_the_new_subset_present(tmp_path, extended_registry):
+    """The other tests, in a fresh pytest process whose registry (and that of every process it starts) holds the
+    new subset. The workflow tests are left out: the one above runs Snakemake with the subset."""
     assert "2D_Task/FakeDerm" in {s.key for s in load_registry().subsets}
     log = tmp_path / "suite.log"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE", "-m", "not whole_suite"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE"]
+    command += ["-m", "not whole_suite and not workflow"]
     with open(log, "w", encoding="utf-8") as out:
         done = subprocess.run(
             [*command, "--basetemp", str(tmp_path / "suite")],

@@ -60,6 +60,7 @@ def _built_aptos(workdir: Path, demo: Path) -> Path:
     return user
 
 
+@pytest.mark.workflow
 def test_a_user_configfile_replaces_the_shipped_one(tmp_path, demo):
     workdir = tmp_path / "work"
     user = _built_aptos(workdir, demo)
@@ -76,6 +77,7 @@ def test_a_user_configfile_replaces_the_shipped_one(tmp_path, demo):
     assert "subsets not built" not in summary and "Every selected subset is built." in summary  # no empty list
 
 
+@pytest.mark.workflow
 def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_path, demo):
     workdir = tmp_path / "work"
     user = _built_aptos(workdir, demo)

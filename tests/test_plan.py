@@ -137,6 +137,7 @@ def test_train_split_is_cut_into_hour_long_jobs(full_size):
     assert train.jobs < train.items / 100
 
 
+@pytest.mark.workflow
 def test_the_workflow_cuts_train_conversions_as_the_plan_does(full_size):
     _, _, settings, _ = full_size
     registry = settings.registry()

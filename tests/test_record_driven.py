@@ -229,6 +229,7 @@ def test_plan_counts_the_paths_the_records_name(demo, tmp_path):
     }
 
 
+@pytest.mark.workflow
 def test_the_workflow_with_splits_all_resolves_every_record_driven_path(demo, tmp_path):
     """A `make demo`-style run (the shipped config, the Snakemake workflow) with splits: all."""
     (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())

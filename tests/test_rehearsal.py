@@ -35,6 +35,7 @@ def rehearsal(tmp_path_factory):
     return folder, done, json.loads((folder / "rows.json").read_text())
 
 
+@pytest.mark.workflow
 def test_the_rehearsal_prints_a_row_per_kind_and_per_job(rehearsal):
     folder, done, rows = rehearsal
     assert "kind/dataset" in done.stdout and "peak MB" in done.stdout

@@ -14,6 +14,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import REPO, ctrl_c_as_from_a_terminal, demo_with_raw_of, job_pids
@@ -57,6 +58,7 @@ def _state(base: Path) -> dict[str, tuple]:
     return found
 
 
+@pytest.mark.workflow
 def test_a_one_subset_rebuild_touches_only_that_subset_and_updates_its_rows_of_the_summaries(tmp_path, demo_template):
     # MedMNIST's 2D and 3D subsets, APTOS's image folder and the MIMIC-CXR link farms: the others not built
     sources = {"medmnist", "aptos2019", "mimic_cxr_jpg", "chest_imagenome"}
@@ -128,6 +130,7 @@ def _full_inventory(raw: Path, overrides: Path) -> int:
     return made
 
 
+@pytest.mark.workflow
 def test_full_scale_plan_stays_in_the_hundreds_of_jobs(tmp_path, demo_template):
     raw = tmp_path / "raw"
     made = _full_inventory(raw, tmp_path / "overrides.yaml")

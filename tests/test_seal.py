@@ -196,6 +196,7 @@ def _snakemake(workdir: Path, *config: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
 
 
+@pytest.mark.workflow
 def test_the_workflow_refuses_overlapping_folders_before_any_job(copy):
     workdir = copy.tmp / "w"
     workdir.mkdir()

@@ -220,8 +220,9 @@ def test_train_data_paths_are_not_built_under_test_and_resolve_under_all(demo):
 def test_status_shows_test_and_train_apart(demo, tmp_path, capsys):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({**demo_values(demo), "splits": {"2D_Task/BloodMNIST": "all"}}))
-    _convert(demo_settings(demo, splits="all"), "BloodMNIST")
-    _convert(demo_settings(demo), "Gastrointestinal")
+    # built with a results folder: its manifests are how status tells a build of ours from the release's files
+    steps.Build(demo_settings(demo, splits="all"), results=tmp_path / "results").convert(subset="BloodMNIST")
+    steps.Build(demo_settings(demo), results=tmp_path / "results").convert(subset="Gastrointestinal")
     capsys.readouterr()
     argv = ["status", str(demo / "DATA_BASEDIR"), "--config", str(config), "--json"]
     code = main([*argv, "--results", str(tmp_path / "results")])

@@ -315,6 +315,7 @@ def _workdir(path: Path, demo_template: Path, **config) -> Path:
     return path
 
 
+@pytest.mark.workflow
 def test_a_shards_key_naming_no_subset_is_refused_with_a_suggestion(tmp_path, demo, demo_template):
     done = _convert(demo, "Brain-Tumor-MRI", shards={"2D_Task/Brain-Tumor-MRl": 2})
     assert done.returncode == 2
@@ -327,6 +328,7 @@ def test_a_shards_key_naming_no_subset_is_refused_with_a_suggestion(tmp_path, de
     assert "did you mean 3D_Task/CT_RATE/volumes" in dry.stdout + dry.stderr
 
 
+@pytest.mark.workflow
 def test_more_shards_than_items_makes_one_job_per_item(tmp_path, demo_template):
     subset = "2D_Task/Brain-Tumor-MRI"
     workdir = _workdir(tmp_path / "w", demo_template, subsets=[subset], shards={subset: 100000})

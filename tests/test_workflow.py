@@ -64,6 +64,7 @@ def test_demo_builds_and_every_path_resolves(built_demo):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.workflow
 def test_splits_all_builds_the_train_split_and_every_train_data_path_resolves(workdir):
     subsets = '["2D_Task/BloodMNIST", "2D_Task/Gastrointestinal", "2D_Task/ChestImagrome", "3D_Task/CT_RATE"]'
     _run(workdir, "--config", "splits=all", f"subsets={subsets}")
@@ -77,6 +78,7 @@ def test_splits_all_builds_the_train_split_and_every_train_data_path_resolves(wo
     ]  # fmt: skip
 
 
+@pytest.mark.workflow
 def test_deleting_a_raw_file_is_seen_on_the_next_run(tmp_path, demo_template):
     workdir = tmp_path / "w"
     workdir.mkdir()
@@ -93,6 +95,7 @@ def test_deleting_a_raw_file_is_seen_on_the_next_run(tmp_path, demo_template):
     assert aptos["action"] == "skip" and aptos["reason"] == "raw incomplete"
 
 
+@pytest.mark.workflow
 def test_naming_a_subset_whose_raw_is_missing_stops_with_instructions(workdir):
     done = _run(workdir, "--config", "subsets=['USData']", check=False)
     assert done.returncode != 0
@@ -100,6 +103,7 @@ def test_naming_a_subset_whose_raw_is_missing_stops_with_instructions(workdir):
     assert "How to get usdata" in done.stderr
 
 
+@pytest.mark.workflow
 def test_lint_is_clean(tmp_path):
     for folder in ("raw", "data"):  # a config of the user's kind: real folders, no demo
         (tmp_path / folder).mkdir()
@@ -130,6 +134,7 @@ def _small_workdir(tmp_path: Path, demo_template: Path, sources: set[str]) -> Pa
     return workdir
 
 
+@pytest.mark.workflow
 def test_a_record_renamed_in_the_release_files_rebuilds_the_conversion_that_reads_them(tmp_path, demo_template):
     workdir = _small_workdir(tmp_path, demo_template, {"vqa_rad", "kvasir_v2"})
     selection = ("--config", "splits=all", 'subsets=["2D_Task/VQA-RAD", "2D_Task/Kvasir"]')
@@ -167,6 +172,7 @@ def test_a_record_renamed_in_the_release_files_rebuilds_the_conversion_that_read
     assert (train / "polyps_renamed" / polyp).read_bytes() == (raw / "polyps" / polyp).read_bytes()
 
 
+@pytest.mark.workflow
 def test_a_train_build_after_a_test_only_build_of_other_subsets_checks_those_again(tmp_path, demo_template):
     workdir = _small_workdir(tmp_path, demo_template, {"vqa_rad", "aptos2019"})
     _run(workdir, "--config", 'subsets=["2D_Task/VQA-RAD"]')  # test only: VQA-RAD's train parquet not looked for
@@ -189,6 +195,7 @@ def _incomplete_outputs(workdir: Path) -> list[Path]:
     return [workdir / base64.b64decode(m.name).decode() for m in markers if m.name != "migration_underway"]
 
 
+@pytest.mark.workflow
 def test_after_a_sigkill_of_snakemake_itself_unlock_and_the_usual_command_resume(tmp_path, demo_template):
     workdir = _small_workdir(tmp_path, demo_template, {"aptos2019"})
     command = [*SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]

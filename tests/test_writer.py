@@ -1,5 +1,5 @@
-"""The one writer of output bytes keeps a file that already holds them, refuses other content unless told,
-and leaves no temporary file."""
+"""The one writer of output bytes keeps a file that already holds them, keeps (and compares) a file with
+other bytes unless told to replace it, refuses a folder or a link in its place, and leaves no temporary file."""
 
 from __future__ import annotations
 
@@ -43,13 +43,15 @@ def test_a_file_holding_the_same_bytes_is_kept_as_it_is(base):
     assert not _leftovers(base)
 
 
-def test_other_content_is_refused_and_kept_unless_overwrite(base, capsys):
+def test_other_content_is_kept_and_compared_unless_overwrite(base, capsys):
     target = base / "2D_Images/X/1.png"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"someone else's file")
-    with pytest.raises(OutputConflictError, match=r"1.png already exists with other content; .*overwrite_existing"):
-        write_bytes(target, PNG, base, overwrite=False)
+    row = write_bytes(target, PNG, base, overwrite=False)
     assert target.read_bytes() == b"someone else's file"
+    theirs = "19:" + hashlib.sha256(b"someone else's file").hexdigest()  # the file in place, 19 bytes
+    verdict = "differs: other bytes, and this build's file is not an image to compare by pixels"
+    assert row == ("2D_Images/X/1.png", "kept", f"{theirs} {verdict}")
     assert not _leftovers(base)
     write_bytes(target, PNG, base, overwrite=True)
     assert target.read_bytes() == PNG

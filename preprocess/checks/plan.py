@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from preprocess.checks.rawcheck import SourceCheck, subset_missing
+from preprocess.checks.release import FROM_RELEASE, presence
 from preprocess.errors import RawDataError
 from preprocess.registry import releasenames
 from preprocess.registry.loader import Registry
 
-BUILD, VALIDATE, SKIP = "build", "validate", "skip"
+# build | validate (a text subset: nothing to convert) | release (its images are the release's, in place: it is
+# validated, not built) | skip (not built, with why)
+BUILD, VALIDATE, RELEASE, SKIP = "build", "validate", "release", "skip"
+COMPARED = "build: all: each file compared with the one in place"  # a rebuild of a subset from the release
 RELEASE_MISSING = "release file missing"  # a record-driven subset without the release file naming its outputs
 RELEASE_UNREADABLE = "release file unreadable"  # ... with one that exists but cannot be read
 
@@ -22,16 +26,18 @@ def release_reason(lines: list[str]) -> str:
 @dataclass
 class SubsetPlan:
     subset: str
-    action: str  # build | validate (text subsets: nothing to convert) | skip
+    action: str  # BUILD | VALIDATE | RELEASE | SKIP
     reason: str = ""
     problems: list[str] = field(default_factory=list)
     instructions: dict[str, str] = field(default_factory=dict)
 
 
-def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck], settings=None) -> list[SubsetPlan]:
+def plan_subsets(
+    registry: Registry, selection, checks: dict[str, SourceCheck], settings=None, results=None
+) -> list[SubsetPlan]:
     """One plan per selected subset (for the splits `settings` asks for; None: test); a subset named explicitly
-    that cannot be built raises RawDataError."""
-    plans = [plan_subset(registry, subset, checks, settings) for subset in registry.select(selection)]
+    that cannot be built raises RawDataError. `results`: the folder whose manifests tell what we built."""
+    plans = [plan_subset(registry, subset, checks, settings, results) for subset in registry.select(selection)]
     if selection != "all":
         blocked = [p for p in plans if p.action == SKIP]
         if blocked:
@@ -39,16 +45,23 @@ def plan_subsets(registry: Registry, selection, checks: dict[str, SourceCheck], 
     return plans
 
 
-def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None) -> SubsetPlan:
-    """Build, validate (a text subset) or skip one subset, given the checks of its sources."""
+def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None, results=None) -> SubsetPlan:
+    """Build, validate (a text subset), take from the release or skip one subset, given the checks of its
+    sources and what DATA_BASEDIR holds (checks/release.py; with `settings` only)."""
     if subset.is_text:
         return SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert")
     problems = subset_missing(registry, subset, checks, settings=settings)
+    held = presence(registry, subset, settings, results) if settings is not None and subset.redistributed else None
+    if held is not None and held.from_release and (problems or settings.build == "missing"):
+        return SubsetPlan(subset.key, RELEASE, FROM_RELEASE)
     release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
     if release and not problems:
         return SubsetPlan(subset.key, SKIP, release_reason(release), release)
     if not problems:
-        return SubsetPlan(subset.key, BUILD)
+        if held is not None and held.from_release:
+            return SubsetPlan(subset.key, BUILD, COMPARED)
+        partial = held is not None and 0 < held.present < held.named and not held.ours
+        return SubsetPlan(subset.key, BUILD, held.absent_text() if partial else "")
     bad = sorted({p.split(":")[0] for p in problems})
     reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
     return SubsetPlan(subset.key, SKIP, reason, problems, {s: checks[s].instructions for s in bad})

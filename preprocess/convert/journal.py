@@ -27,6 +27,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from preprocess.convert.compare import KEPT
 from preprocess.formats.fsutil import file_digest
 from preprocess.registry import layout
 
@@ -40,7 +41,7 @@ FLUSH_SECONDS = 0.5
 # resuming them wrongly.
 NOT_OUTPUT_SETTINGS = frozenset(
     {"subsets", "splits", "shards", "demo", "verify_checksums", "validate_decode", "allow_download"}
-    | {"progress_interval", "raw_root_given"}
+    | {"progress_interval", "raw_root_given", "build"}
 )
 _DETAIL = re.compile(r"([0-9]+):([0-9a-f]{64})")  # a file row's detail: size:sha256
 
@@ -128,9 +129,9 @@ class Journal:
         rows, problems, recorded = entry
         if recorded == inputs and all(self._intact(row) for row in rows):
             return rows, problems
-        for path, _, _ in rows:
+        for path, kind, _ in rows:
             full = os.path.join(self.base, path)
-            if os.path.islink(full) or os.path.isfile(full):
+            if kind != KEPT and (os.path.islink(full) or os.path.isfile(full)):  # a kept file is not ours
                 os.unlink(full)
         return None
 
@@ -144,7 +145,7 @@ class Journal:
                 return os.readlink(full) == detail
             except OSError:
                 return False
-        recorded = _DETAIL.fullmatch(detail)
+        recorded = _DETAIL.fullmatch(detail.split(" ", 1)[0] if kind == KEPT else detail)
         if recorded is None:
             return os.path.lexists(full)
         try:

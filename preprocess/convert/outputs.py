@@ -8,8 +8,9 @@ that item. An output is one of:
   HardLink(path, source)    a raw file placed by hard link (a copy across file systems)
   SymLink(path, target)     a symbolic link to a raw folder (the MIMIC-CXR links)
 `write` puts one output in place atomically (a temporary name, then a rename), keeps a file that already
-holds the same bytes, refuses to replace other content unless overwrite_existing, and returns its manifest
-row (path relative to DATA_BASEDIR, kind, detail).
+holds the same bytes, keeps a file with other bytes too (the release's own image: decoded and compared,
+convert/compare.py) unless overwrite_existing, and returns its manifest row (path relative to DATA_BASEDIR,
+kind, detail).
 
 Nothing is written through a link out of DATA_BASEDIR. An output's name is checked as text (under
 DATA_BASEDIR, no `..`), and its folder, resolved, must lie in the resolved DATA_BASEDIR (which is apart from
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from preprocess.convert import compare
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.formats.fsutil import file_digest, same_bytes
 from preprocess.formats.pngio import encode_png
@@ -109,10 +111,11 @@ class Result:
 
 def write(output, data_basedir: Path, overwrite: bool) -> Row:
     if isinstance(output, Png):
-        return write_bytes(output.path, encode_png(np.ascontiguousarray(output.pixels)), data_basedir, overwrite)
+        pixels = np.ascontiguousarray(output.pixels)
+        return write_bytes(output.path, encode_png(pixels), data_basedir, overwrite, pixels)
     if isinstance(output, Data):
-        relative, _, detail = write_bytes(output.path, output.data, data_basedir, overwrite)
-        return relative, output.kind, detail
+        relative, kind, detail = write_bytes(output.path, output.data, data_basedir, overwrite)
+        return relative, output.kind if kind == "file" else kind, detail
     if isinstance(output, HardLink):
         return place_file(output, data_basedir, overwrite)
     return place_symlink(output, data_basedir)
@@ -173,21 +176,26 @@ def require_inside(folder: Path | str, data_basedir: Path | str) -> None:
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool) -> Row:
+def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: bool, pixels=None) -> Row:
     """Write bytes atomically unless the file already holds them.
 
     Plain os calls on text paths: this runs once per output image (millions for a full build). The folder is
     checked and made once per job (ready_folder); the name is looked at first (a file that holds the bytes is
-    not written again; other content, or a link, is refused unless `overwrite`), then the bytes go to a new
-    temporary file that is renamed to the name.
+    not written again; a file with other bytes is compared and kept, convert/compare.py; a link or a folder is
+    refused; either is replaced under `overwrite`), then the bytes go to a new temporary file that is renamed
+    to the name. `pixels`: what `data` encodes, for the comparison.
     """
     path = os.fspath(target)
     relative = _relative(path, data_basedir)
     folder, name = os.path.split(path)
     ready_folder(folder, data_basedir)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-    if _holds(path, data, overwrite):
+    held = _holds(path, data, overwrite)
+    if held is True:
         return relative, "file", detail
+    if held == OTHER_FILE:
+        judged = compare.verdict(path, pixels if pixels is not None else data)
+        return relative, compare.KEPT, compare.kept_detail(path, judged)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
         try:
@@ -214,8 +222,12 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
     return relative, "file", detail
 
 
-def _holds(path: str, data: bytes, overwrite: bool) -> bool:
-    """Does the file at path hold exactly data? Absent: False. Other content, or a link: refused unless
+OTHER_FILE = "other file"  # _holds: a regular file with other bytes, to compare and keep
+
+
+def _holds(path: str, data: bytes, overwrite: bool):
+    """Does the file at path hold exactly data (True)? Absent: False. A regular file with other bytes:
+    OTHER_FILE, or False under overwrite (it is replaced, saying so). A link or anything else: refused unless
     overwrite (a link is replaced, never written through)."""
     if not os.access(path, os.F_OK, follow_symlinks=False):  # the common case, a fresh name, without the
         return False  # cost of a raised exception
@@ -224,8 +236,11 @@ def _holds(path: str, data: bytes, overwrite: bool) -> bool:
         if stat.S_ISLNK(info.st_mode):
             _refuse_unless(overwrite, path, f"a link to {os.readlink(path)} in its place (not a file)")
             return False
-        if info.st_size == len(data) and _read_bytes(path) == data:
-            return True
+        if stat.S_ISREG(info.st_mode):
+            if info.st_size == len(data) and _read_bytes(path) == data:
+                return True
+            if not overwrite:
+                return OTHER_FILE
     except FileNotFoundError:
         return False
     except IsADirectoryError:
@@ -273,6 +288,9 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     if target.exists() or target.is_symlink():
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
+        if not overwrite and target.is_file() and not target.is_symlink():  # compared and kept
+            judged = compare.verdict(os.fspath(target), source.read_bytes())
+            return relative, compare.KEPT, compare.kept_detail(os.fspath(target), judged)
         _refuse_unless(overwrite, target, f"other content than {source}")
     # The detail from the source, before anything is linked: a raw file that cannot be read is the item's bad
     # input (named by its own path), and leaves no link behind in DATA_BASEDIR.

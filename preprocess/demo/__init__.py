@@ -61,10 +61,21 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def is_current(directory: Path) -> bool:
-    """Whether `directory` holds a demo written by this version of the package (write_demo keeps it)."""
+def _marker_text(release_images: bool) -> str:
+    flag = " --release-images" if release_images else ""
+    return f"written by python -m preprocess demo{flag}, version {fingerprint()}\n"
+
+
+def is_current(directory: Path, release_images: bool | None = None) -> bool:
+    """Whether `directory` holds a demo written by this version of the package (write_demo keeps it); with
+    `release_images` True or False, also one written with (or without) the release's images."""
     marker = Path(directory) / MARKER
-    return marker.is_file() and marker.read_text(encoding="utf-8").split()[-1:] == [fingerprint()]
+    if not marker.is_file():
+        return False
+    text = marker.read_text(encoding="utf-8")
+    if release_images is not None:
+        return text == _marker_text(release_images)
+    return text.split()[-1:] == [fingerprint()]
 
 
 def require_demo(directory: Path) -> None:
@@ -76,18 +87,22 @@ def require_demo(directory: Path) -> None:
         )
 
 
-def write_demo(directory: Path, force: bool = False) -> Path:
+def write_demo(directory: Path, force: bool = False, release_images: bool = False) -> Path:
     """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically; an
-    existing demo folder of this version is kept as it is."""
+    existing demo folder of this version (and of this choice of release images) is kept as it is.
+
+    `release_images`: DATA_BASEDIR also gets what the real release ships beside its task files, the images
+    of the demo's open subsets (preprocess/demo/release_images) and a LICENSE_NOTICE.md in each restricted
+    subset's image folder."""
     directory = Path(directory).resolve()
-    if is_current(directory) and not force:
+    if is_current(directory, release_images) and not force:
         return directory
     if directory.exists() and any(directory.iterdir()) and not (directory / MARKER).exists():
         raise PreprocessError(f"{directory} exists and is not a demo folder; choose an empty or new folder")
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
-        _write(staging)
+        _write(staging, release_images)
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(staging, directory)
@@ -97,7 +112,7 @@ def write_demo(directory: Path, force: bool = False) -> Path:
     return directory
 
 
-def _write(out: Path) -> None:
+def _write(out: Path, release_images: bool = False) -> None:
     registry = load_registry()
     raw_root, data_basedir = out / "raw", out / "DATA_BASEDIR"
     overrides = {}
@@ -122,4 +137,8 @@ def _write(out: Path) -> None:
             target = data_basedir / path.relative_to(release)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
-    (out / MARKER).write_text(f"written by python -m preprocess demo, version {fingerprint()}\n", encoding="utf-8")
+    if release_images:  # imported here: its data lists read LEFT_OUT from this module
+        from preprocess.demo.release_images import write_release_images
+
+        write_release_images(raw_root, data_basedir, registry)
+    (out / MARKER).write_text(_marker_text(release_images), encoding="utf-8")

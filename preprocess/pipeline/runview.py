@@ -69,7 +69,7 @@ def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -
         if subset.key in mine:
             view.append(mine[subset.key])
         elif all(source_id in known for source_id in subset.source_ids):
-            plan = plan_subset(registry, subset, known, settings)
+            plan = plan_subset(registry, subset, known, settings, results)
             if plan.action == SKIP or layout.subset_file(results, layout.SUBSET_REPORT, subset.key).is_file():
                 view.append(plan)
     return view

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from preprocess.checks import validate
 from preprocess.checks.plan import (
+    RELEASE,
     SKIP,
     SubsetPlan,
     explain_blocked,
@@ -20,6 +21,7 @@ from preprocess.checks.plan import (
 from preprocess.checks.rawcheck import SourceCheck, check_all, current, subset_missing
 from preprocess.checks.validate import Failure, JsonReport
 from preprocess.convert import ConversionContext, kind_module, run_conversion
+from preprocess.convert.compare import KEPT
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.formats import tables
 from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
@@ -27,6 +29,8 @@ from preprocess.formats.manifest import read_manifest
 from preprocess.pipeline import runview
 from preprocess.registry import layout, releasenames, splits
 from preprocess.reports import summaries
+
+NOTHING_TO_DOWNLOAD = "Nothing to download: every source the build needs is present.\n"
 
 
 class Build:
@@ -63,10 +67,11 @@ class Build:
             print("\n" + summaries.unusable_text(checks))
         if table_out is not None:
             _write_sources_table(self.registry, every, Path(table_out), page_out)
-        plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings)
+        plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings, self.results)
         print()
         print(summaries.plan_table(plans, checks, self.registry))
-        instructions = summaries.instructions_text(self.registry, every) or "Every checked source is present.\n"
+        released = {p.subset for p in plans if p.action == RELEASE}
+        instructions = summaries.instructions_text(self.registry, every, released) or NOTHING_TO_DOWNLOAD
         atomic_write_text(instructions_out, instructions)
         print(f"\nWhat to download for the subsets not built, step by step: {instructions_out}")
         atomic_write_json(plan_out, plan_to_json(plans))
@@ -146,7 +151,11 @@ class Build:
             {**r.row(), "failures": [asdict(f) for f in r.failures], "warnings": r.warnings, "unproduced": r.unproduced}
             for r in found
         ]
-        atomic_write_json(report_out, {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests)})
+        kept = kept_files(manifests)
+        atomic_write_json(
+            report_out,
+            {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests), "kept": kept},
+        )
         return found
 
     def contact_sheet(self, *, manifests, out: Path, count: int = 16) -> None:
@@ -187,7 +196,13 @@ class Build:
         all_reports = read_reports(report_files)
         bad_items = _skipped_once(report_files)
         skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
-        text = _summary_text(all_reports, skipped, bad_items, instructions)
+        kept = [entry for path in report_files for entry in _report(path).get("kept", [])]
+        compared = ""
+        if kept:  # before the last line, which a user reads first
+            table = Path(table_out).with_name(Path(layout.COMPARED).name)
+            atomic_write_text(table, "path\tverdict\n" + "".join(f"{k['path']}\t{k['verdict']}\n" for k in kept))
+            compared = summaries.compared_text(kept, table)
+        text = _summary_text(all_reports, skipped, bad_items, instructions, compared) + _origin_text(plans)
         print(text)
         atomic_write_text(table_out, text)
         if tsv_out is not None or page_out is not None:
@@ -196,6 +211,7 @@ class Build:
             "files": [r.row() for r in all_reports],
             "not_built": skipped,
             "skipped_items": bad_items,
+            "compared": summaries.compared_counts(kept),
             "failed": [r.file for r in all_reports if not r.passed],
             "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
             "unproduced": summaries.unproduced_rows(all_reports),
@@ -291,6 +307,12 @@ def read_checks(paths) -> dict[str, SourceCheck]:
     return checks
 
 
+def kept_files(manifests) -> list[dict]:
+    """The files that were in place with other bytes and were kept (convert/compare.py), with the verdict."""
+    rows = [row for manifest in manifests for row in read_manifest(manifest)]
+    return [{"path": path, "verdict": detail.split(" ", 1)[1]} for path, kind, detail in rows if kind == KEPT]
+
+
 def skipped_items(manifests) -> list[dict]:
     """The items a conversion left out under on_bad_input: skip (manifest rows of kind 'problem')."""
     rows = [row for manifest in manifests for row in read_manifest(manifest)]
@@ -320,16 +342,20 @@ def read_reports(paths) -> list[JsonReport]:
     return found
 
 
+def _report(path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
 def _skipped_once(report_files) -> list[dict]:
     """Bad raw items, each once with the number of conversions that left it out (two subsets may share one)."""
     by_item: dict[str, list[str]] = {}
     for path in report_files:
-        for entry in json.loads(Path(path).read_text(encoding="utf-8")).get("skipped_items", []):
+        for entry in _report(path).get("skipped_items", []):
             by_item.setdefault(entry["item"], []).append(entry["problem"])
     return [{"item": item, "problem": problems[0], "times": len(problems)} for item, problems in by_item.items()]
 
 
-def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instructions) -> str:
+def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instructions, compared: str = "") -> str:
     failed = [r for r in all_reports if not r.passed]
     text = "Validation of every task file of the built subsets\n\n" + summaries.validation_table(all_reports)
     failures = summaries.failures_text(all_reports)
@@ -349,7 +375,14 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     if bad_items:
         text += f"\n\n{len(bad_items)} bad raw items skipped (on_bad_input: skip):\n"
         text += "\n".join(f"  {item['item']}: {item['problem'][:200]}" for item in bad_items)
-    return text + f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path.\n"
+    text += compared
+    return text + f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path"
+
+
+def _origin_text(plans: list[SubsetPlan]) -> str:
+    """The end of the summary's last line: where the validated subsets' files come from."""
+    counts = summaries.origin_counts(plans)
+    return f" ({counts['from_release']} subsets from the release, {counts['built']} built).\n"
 
 
 def _write_validation_tables(all_reports, not_built: int, tsv_out: Path | None, page_out: Path | None) -> None:

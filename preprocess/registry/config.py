@@ -24,6 +24,7 @@ class Settings:
     registry_overrides: Path | None
     verify_checksums: object
     validate_decode: str
+    build: str  # missing | all: what to do with a subset whose images are already in DATA_BASEDIR
     overwrite_existing: bool
     allow_download: bool
     on_bad_input: str

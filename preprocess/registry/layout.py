@@ -20,6 +20,7 @@ PLAN = "plan.json"
 NOT_BUILT = "not-built.md"
 SUMMARY = "validation/summary.json"
 SUMMARY_TEXT = "validation/summary.txt"
+COMPARED = "validation/compared.tsv"  # the files found in place with other bytes, kept, and how they compare
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
 FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/checks/attest.py)

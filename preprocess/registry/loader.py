@@ -121,6 +121,7 @@ class Subset:
     sources: tuple[SourceRef, ...]
     conversions: tuple[Conversion, ...]
     fingerprint: str | None = None  # the published digest of its images (preprocess/checks/attest.py), when known
+    redistributed: bool = True  # False: the release ships only a LICENSE_NOTICE.md in its image folders
 
     @property
     def key(self) -> str:
@@ -342,6 +343,7 @@ def _subset(raw: dict) -> Subset:
         sources=tuple(refs),
         conversions=tuple(conversions),
         fingerprint=raw.get("fingerprint"),
+        redistributed=raw.get("redistributed", True),
     )
 
 

@@ -74,6 +74,7 @@ def _verdict(summary: dict) -> str:
 def _cards(counts: dict) -> str:
     cards = [
         ("built", "subsets built", f"{counts['task_files_ok']} of {counts['task_files']} task files resolve"),
+        ("from_release", "subsets from the release", "validated, not rebuilt"),
         ("not_built", "subsets not built", "raw data missing or incomplete"),
         ("failed", "subsets failed", f"{counts['failing_paths']} paths do not resolve"),
         ("bad_items", "bad raw items skipped", "on_bad_input: skip"),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.checks.plan import SKIP, SubsetPlan
+from preprocess.checks.plan import BUILD, RELEASE, SKIP, VALIDATE, SubsetPlan
 from preprocess.checks.rawcheck import PRESENT, SourceCheck
+from preprocess.checks.release import FROM_RELEASE
 from preprocess.checks.validate import JsonReport
+from preprocess.convert.compare import SAME
 from preprocess.formats import tables
 from preprocess.registry.loader import Registry
 
@@ -32,11 +34,17 @@ def unusable_text(checks: dict[str, SourceCheck]) -> str:
     return "\n".join(lines)
 
 
-def instructions_text(registry: Registry, checks: dict[str, SourceCheck]) -> str:
+def instructions_text(registry: Registry, checks: dict[str, SourceCheck], released=frozenset()) -> str:
     """Numbered steps for every source that is not present and that a conversion reads. A source that only text
-    subsets name (mimic_cxr_reports: MIMIC_f2i) is never downloaded for a build: their task files are the
-    release's, validated as they are."""
-    converted = {source for subset in registry.subsets if not subset.is_text for source in subset.source_ids}
+    subsets name (mimic_cxr_reports: MIMIC_f2i), or only subsets taken from the release (`released`: their
+    images are in DATA_BASEDIR), is never downloaded for a build: their files are the release's, validated as
+    they are."""
+    converted = {
+        source
+        for subset in registry.subsets
+        if not subset.is_text and subset.key not in released
+        for source in subset.source_ids
+    }
     blocks = []
     for source_id, check in sorted(checks.items()):
         if check.status == PRESENT or source_id not in converted:
@@ -59,8 +67,13 @@ def plan_table(plans: list[SubsetPlan], checks: dict[str, SourceCheck], registry
                 hint = f"; get {first}: {registry.source(first).download}"
             rows.append([plan.subset, f"not built: {plan.reason}{hint}"[:140]])
         else:
-            rows.append([plan.subset, plan.action])
+            reason = f": {plan.reason}" if plan.action == BUILD and plan.reason else ""
+            rows.append([plan.subset, PLAN_WORDS[plan.action] + reason])
     return tables.render(["subset", "plan"], rows)
+
+
+# What each plan action is called wherever a user reads it (plan table, status, report)
+PLAN_WORDS = {BUILD: "build", VALIDATE: "validate", RELEASE: FROM_RELEASE, SKIP: "not built"}
 
 
 # the counts of a task file's validation, as the tables show them
@@ -165,13 +178,23 @@ def write_text(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
+def origin_counts(plans: list[SubsetPlan]) -> dict:
+    """Validated subsets by where their files come from: the release (its images in place, or a text subset's
+    task files alone) or this build."""
+    from_release = sum(p.action in (RELEASE, VALIDATE) for p in plans)
+    return {"from_release": from_release, "built": sum(p.action == BUILD for p in plans)}
+
+
 def front_counts(plans: list[SubsetPlan], all_reports: list[JsonReport], bad_items: list[dict]) -> dict:
-    """The numbers of the report's first page: subsets built, failed (a path does not resolve), not built."""
+    """The numbers of the report's first page: subsets built, from the release, failed (a path does not
+    resolve), not built."""
     failed_subsets = {r.subset for r in all_reports if not r.passed}
     planned = [p.subset for p in plans if p.action != SKIP]
+    released = {p.subset for p in plans if p.action in (RELEASE, VALIDATE)}
     return {
         "subsets": len(plans),
-        "built": sum(s not in failed_subsets for s in planned),
+        "built": sum(s not in failed_subsets and s not in released for s in planned),
+        "from_release": sum(s not in failed_subsets and s in released for s in planned),
         "failed": sum(s in failed_subsets for s in planned),
         "not_built": len(plans) - len(planned),
         "task_files": len(all_reports),
@@ -195,3 +218,20 @@ def write_dashboard(
     write_text(out, page(summary, plans, config, date, standalone=True))
     front_out = front_out if front_out is not None else out.with_name("front.html")
     write_text(front_out, page(summary, plans, config, date, standalone=False))
+
+
+def compared_counts(kept: list[dict]) -> dict:
+    """Files found in place with other bytes (the release's), kept: how many hold the same pixels as ours."""
+    same = sum(entry["verdict"] == SAME for entry in kept)
+    return {"same": same, "differ": len(kept) - same}
+
+
+def compared_text(kept: list[dict], table: Path) -> str:
+    """The summary's lines on the files kept as they were: counts, where the table is, the first that differ."""
+    counts = compared_counts(kept)
+    text = (
+        f"\n\n{len(kept)} files were in DATA_BASEDIR with other bytes and are kept as they are: "
+        f"{counts['same']} hold the same pixels as this build's, {counts['differ']} differ ({table})"
+    )
+    differ = [entry for entry in kept if entry["verdict"] != SAME]
+    return text + "".join(f"\n  {entry['path']}: {entry['verdict']}" for entry in differ[:20])

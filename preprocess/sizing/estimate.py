@@ -55,7 +55,7 @@ def estimate(
             continue
         cost = cost_of(registry, subset, conversion, costs)
         plan = (plans or {}).get(subset.key)
-        buildable = plan is None or plan.action != "skip"
+        buildable = plan is None or plan.action not in ("skip", "release")  # a subset from the release: not built
         # A train conversion's items are counted as the workflow counts them to cut its jobs (count_items).
         planned = planned_items is not None and plan is not None and buildable and conversion.split != "train"
         counted = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)

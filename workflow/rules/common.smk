@@ -144,33 +144,44 @@ def declared_threads(rule):
 
 
 def validation_inputs(wildcards):
+    """A built subset's task files and its conversions' manifests; a subset from the release has no manifest
+    (nothing of it is converted): its task files alone."""
     subset = subset_of(wildcards)
     tasks = [
         str(p) for p in layout.task_files(SETTINGS.data_basedir, subset) if p.exists()
     ]
-    return {"manifests": conversion_manifests(subset), "tasks": tasks}
+    built = planned_action(subset.key) == "build"
+    return {"manifests": conversion_manifests(subset) if built else [], "tasks": tasks}
+
+
+def _plans():
+    with checkpoints.plan.get().output.plan.open() as handle:
+        return json.load(handle)
+
+
+def planned_action(subset_key):
+    """What the plan does with a subset (build, validate, release, skip)."""
+    return next(p["action"] for p in _plans() if p["subset"] == subset_key)
 
 
 def _planned(pattern, actions):
     """The per-subset results `pattern` of the subsets the plan gives one of `actions` (known once the
     checks have run)."""
-    with checkpoints.plan.get().output.plan.open() as handle:
-        plans = json.load(handle)
     return [
         str(layout.subset_file(RESULTS, pattern, plan["subset"]))
-        for plan in plans
+        for plan in _plans()
         if plan["action"] in actions
     ]
 
 
 def planned_reports(wildcards):
-    """Validation reports of the subsets the plan builds or validates (text subsets)."""
-    return _planned(layout.SUBSET_REPORT, ("build", "validate"))
+    """Validation reports of the subsets the plan builds, takes from the release or validates (text)."""
+    return _planned(layout.SUBSET_REPORT, ("build", "release", "validate"))
 
 
 def planned_fingerprints(wildcards):
-    """The pixel fingerprints of every subset the plan builds."""
-    return _planned(layout.SUBSET_FINGERPRINTS, ("build",))
+    """The pixel fingerprints of every subset with images in the tree: built or from the release."""
+    return _planned(layout.SUBSET_FINGERPRINTS, ("build", "release"))
 
 
 def planned_contact_sheets(wildcards):
