@@ -382,7 +382,7 @@ def cmd_plan(args) -> int:
     settings = _settings(args, basedir="read")  # the release's task files name the items of some subsets
     registry = settings.registry()
     splits.check_keys(settings, registry)  # as a build would: a misspelt `shards` key is not ignored
-    found = estimate_build(settings, registry)
+    found = estimate_build(settings, registry, results=args.results)
     if args.json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0

@@ -12,13 +12,14 @@ from preprocess.errors import PreprocessError
 from preprocess.sizing.estimate import estimate, planned_conversions
 
 
-def raw_plans(settings, registry) -> dict:
+def raw_plans(settings, registry, results=None) -> dict:
     """What a build would do with each selected subset (preprocess.checks.plan.SubsetPlan), from a presence
-    check of its sources: file lists and counts, no checksums (`check` verifies those) and no download."""
+    check of its sources: file lists and counts, no checksums (`check` verifies those) and no download. The
+    results folder's manifests tell a subset we built from one the release ships."""
     quick = replace(settings, verify_checksums=False, allow_download=False)
     chosen = registry.select(settings.subsets)
     checks = check_all(registry, quick, sorted({s for subset in chosen for s in subset.source_ids}), None)
-    return {subset.key: plan_subset(registry, subset, checks, settings) for subset in chosen}
+    return {subset.key: plan_subset(registry, subset, checks, settings, results) for subset in chosen}
 
 
 def planned_items(registry, settings, subset, conversion) -> int | None:
@@ -33,10 +34,10 @@ def planned_items(registry, settings, subset, conversion) -> int | None:
         return None
 
 
-def estimate_build(settings, registry, conversions=None, costs=None) -> list:
+def estimate_build(settings, registry, conversions=None, costs=None, results=None) -> list:
     """The estimates of the configured build (or of `conversions`): buildable subsets counted by their own
     plans, the others at the registry's counts."""
-    plans = raw_plans(settings, registry)
+    plans = raw_plans(settings, registry, results)
     chosen = planned_conversions(settings, registry) if conversions is None else conversions
     return estimate(
         settings,
