@@ -34,7 +34,10 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "task-files": len(tasks),
         "image-task-files": sum(task.image_root is not None for task in tasks),
         "sources": len(registry.sources),
-        "demo-built": len(registry.subsets) - len(LEFT_OUT),
+        "release-shipped": sum(subset.redistributed for subset in registry.subsets),
+        # the demo after `make demo`: its image subsets but the left-out ones built, its text subsets the release's
+        "demo-built": sum(not subset.is_text for subset in registry.subsets) - len(LEFT_OUT),
+        "demo-from-release": sum(subset.is_text for subset in registry.subsets),
         "demo-not-built": len(LEFT_OUT),
     }
     tables = {

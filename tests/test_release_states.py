@@ -146,11 +146,15 @@ def test_a_partial_release_is_completed_and_compared_never_rewritten(workdir, de
     assert _digests(base, [changed, *kept]) == before  # no release file rewritten
     assert (base / deleted).is_file()  # written again
     table = (workdir / "results" / "validation" / "compared.tsv").read_text(encoding="utf-8").splitlines()
-    verdicts = dict(line.split("\t") for line in table[1:])
+    assert table[0] == "subset\tpath\tverdict"
+    rows = [line.split("\t") for line in table[1:]]
+    assert {row[0] for row in rows} == {"2D_Task/BloodMNIST"}
+    verdicts = {path: verdict for _, path, verdict in rows}
     assert verdicts[changed] == "differs: 1 of 50176 pixels, largest difference 32 (224x224x3 uint8)"
     assert all(verdicts[path] == "same pixels" for path in kept)
     assert deleted not in verdicts
     summary = done.stderr
+    assert "0 of 1 subsets rebuilt over the release's files: the same pixels in every file." in summary
     assert f"{len(kept) + 1} files were in DATA_BASEDIR with other bytes and are kept as they are" in summary
     assert f"  {changed}: differs: 1 of 50176 pixels" in summary
     assert "results/validation/compared.tsv" in summary

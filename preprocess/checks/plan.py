@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from preprocess.checks.rawcheck import SourceCheck, subset_missing
-from preprocess.checks.release import FROM_RELEASE, presence
+from preprocess.checks.release import ABSENT, FROM_RELEASE, presence
 from preprocess.errors import RawDataError
 from preprocess.registry import releasenames
 from preprocess.registry.loader import Registry
@@ -65,6 +65,12 @@ def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], sett
     bad = sorted({p.split(":")[0] for p in problems})
     reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
     return SubsetPlan(subset.key, SKIP, reason, problems, {s: checks[s].instructions for s in bad})
+
+
+def over_release(plan: SubsetPlan) -> bool:
+    """Whether the build writes the subset over release files in place (every one, or the present part of a
+    partly absent subset): those are compared, never replaced."""
+    return plan.action == BUILD and (plan.reason == COMPARED or plan.reason.endswith(ABSENT))
 
 
 def explain_blocked(blocked: list[SubsetPlan]) -> str:

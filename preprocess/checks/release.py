@@ -16,6 +16,7 @@ from preprocess.checks.validate import results_manifests
 from preprocess.registry import releasenames, splits
 
 FROM_RELEASE = "from the release"
+ABSENT = "images absent"  # the end of a partly present subset's plan reason
 NOT_NEEDED = (
     "every image its records name is in DATA_BASEDIR, so none of its raw files is needed (build: all rebuilds it)"
 )
@@ -37,7 +38,7 @@ class Presence:
 
     def absent_text(self) -> str:
         """'N of M images absent', for a subset partly in place."""
-        return f"{self.named - self.present} of {self.named} images absent"
+        return f"{self.named - self.present} of {self.named} {ABSENT}"
 
 
 def presence(registry, subset, settings, results: Path | None) -> Presence:

@@ -13,6 +13,7 @@ from preprocess.checks.plan import (
     SKIP,
     SubsetPlan,
     explain_blocked,
+    over_release,
     plan_from_json,
     plan_subsets,
     plan_to_json,
@@ -196,12 +197,17 @@ class Build:
         all_reports = read_reports(report_files)
         bad_items = _skipped_once(report_files)
         skipped = [f"{p.subset}: not built: {p.reason}" for p in plans if p.action == SKIP]
-        kept = [entry for path in report_files for entry in _report(path).get("kept", [])]
-        compared = ""
-        if kept:  # before the last line, which a user reads first
+        kept = [
+            {**entry, "subset": report["subset"]}
+            for report in map(_report, report_files)
+            for entry in report.get("kept", [])
+        ]
+        compared, rebuilt = "", {p.subset for p in plans if over_release(p)}
+        if kept or rebuilt:  # before the last line, which a user reads first
             table = Path(table_out).with_name(Path(layout.COMPARED).name)
-            atomic_write_text(table, "path\tverdict\n" + "".join(f"{k['path']}\t{k['verdict']}\n" for k in kept))
-            compared = summaries.compared_text(kept, table)
+            rows = "".join(f"{k['subset']}\t{k['path']}\t{k['verdict']}\n" for k in kept)
+            atomic_write_text(table, "subset\tpath\tverdict\n" + rows)
+            compared = summaries.compared_text(kept, table, rebuilt)
         text = _summary_text(all_reports, skipped, bad_items, instructions, compared) + _origin_text(plans)
         print(text)
         atomic_write_text(table_out, text)
@@ -211,7 +217,7 @@ class Build:
             "files": [r.row() for r in all_reports],
             "not_built": skipped,
             "skipped_items": bad_items,
-            "compared": summaries.compared_counts(kept),
+            "compared": summaries.compared_counts(kept, rebuilt),
             "failed": [r.file for r in all_reports if not r.passed],
             "failures": [{"file": r.file, **asdict(f)} for r in all_reports for f in r.failures],
             "unproduced": summaries.unproduced_rows(all_reports),

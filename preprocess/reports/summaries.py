@@ -220,17 +220,28 @@ def write_dashboard(
     write_text(front_out, page(summary, plans, config, date, standalone=False))
 
 
-def compared_counts(kept: list[dict]) -> dict:
-    """Files found in place with other bytes (the release's), kept: how many hold the same pixels as ours."""
+def compared_counts(kept: list[dict], rebuilt: set[str] = frozenset()) -> dict:
+    """Files found in place with other bytes (the release's), kept: how many hold the same pixels as ours; and
+    of the subsets rebuilt over files in place (`rebuilt`, and those with a kept file), how many match the
+    release in every file (no kept file differs: the others were byte for byte the same)."""
     same = sum(entry["verdict"] == SAME for entry in kept)
-    return {"same": same, "differ": len(kept) - same}
+    differing = {entry["subset"] for entry in kept if entry["verdict"] != SAME}
+    compared = set(rebuilt) | {entry["subset"] for entry in kept}
+    return {
+        "same": same,
+        "differ": len(kept) - same,
+        "same_subsets": len(compared - differing),
+        "subsets": len(compared),
+    }
 
 
-def compared_text(kept: list[dict], table: Path) -> str:
-    """The summary's lines on the files kept as they were: counts, where the table is, the first that differ."""
-    counts = compared_counts(kept)
+def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset()) -> str:
+    """The summary's lines on the files kept as they were: subsets and files that match the release, where the
+    table is, the first files that differ."""
+    counts = compared_counts(kept, rebuilt)
     text = (
-        f"\n\n{len(kept)} files were in DATA_BASEDIR with other bytes and are kept as they are: "
+        f"\n\n{counts['same_subsets']} of {counts['subsets']} subsets rebuilt over the release's files: the same "
+        f"pixels in every file. {len(kept)} files were in DATA_BASEDIR with other bytes and are kept as they are: "
         f"{counts['same']} hold the same pixels as this build's, {counts['differ']} differ ({table})"
     )
     differ = [entry for entry in kept if entry["verdict"] != SAME]
