@@ -8,7 +8,9 @@ section 4), encoded by Pillow, so their bytes differ from this pipeline's encode
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -158,3 +160,16 @@ def test_a_partial_release_is_completed_and_compared_never_rewritten(workdir, de
     assert f"{len(kept) + 1} files were in DATA_BASEDIR with other bytes and are kept as they are" in summary
     assert f"  {changed}: differs: 1 of 50176 pixels" in summary
     assert "results/validation/compared.tsv" in summary
+    # ours, kept aside (never in DATA_BASEDIR): the npz's own pixels; the page shows both and their difference
+    with np.load(demo / "raw" / "MedMNIST" / "bloodmnist_224.npz") as npz:
+        index = int(re.search(r"test_(\d{6})\.png$", changed)[1])
+        expected = npz["test_images"][index]
+    ours = workdir / "results" / "compared" / changed
+    assert np.array_equal(np.asarray(Image.open(ours)), expected)
+    page = (workdir / "results" / "report" / "compared.html").read_text(encoding="utf-8")
+    assert changed in page and "differs: 1 of 50176 pixels" in page
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 3
+    theirs, mine, gap = (np.asarray(Image.open(io.BytesIO(base64.b64decode(data)))) for data in images)
+    assert np.array_equal(theirs, pixels) and np.array_equal(mine, expected)
+    assert np.argwhere(gap).tolist() == [[0, 0]] and gap[0, 0] == 255  # the one changed pixel, white

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from preprocess.convert.executor import run_items
 from preprocess.convert.journal import Journal, fingerprint, journal_path
-from preprocess.convert.outputs import remove_parts, require_inside, set_part_tag, write, write_error
+from preprocess.convert.outputs import remove_parts, require_inside, set_ours_folder, set_part_tag, write, write_error
 from preprocess.convert.progress import Progress, terminal_stream
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.formats.fsutil import is_within
@@ -278,6 +278,7 @@ def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
     # collector stops rescanning them when the rows that helpers send back set off a full collection (the
     # README's MedMNIST speed section has the cost); forked helpers also keep sharing their pages.
     gc.freeze()
+    set_ours_folder(None if manifest is None else layout.results_of_manifest(manifest) / layout.OURS)
     if manifest is not None:  # a killed run of this shard left a journal: its finished items are not redone
         ctx.journal = Journal(journal_path(Path(manifest)), fingerprint(ctx), ctx.settings.data_basedir, ctx.log)
     try:

@@ -41,7 +41,7 @@ import numpy as np
 
 from preprocess.convert import compare
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
-from preprocess.formats.fsutil import file_digest, same_bytes
+from preprocess.formats.fsutil import atomic_write_bytes, file_digest, same_bytes
 from preprocess.formats.pngio import encode_png
 from preprocess.formats.rawroot import link_out, link_out_message
 
@@ -50,6 +50,19 @@ Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 # Temporary names carry the tag of the job that writes them (set by the job that holds the shard's lock), so
 # a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress.
 _PART = {"tag": None}
+# Where this build's own file goes when a file in place differs from it (layout.OURS of the job's results
+# folder; None: nowhere), for the report to show both: set by the job, like the tag.
+_OURS = {"folder": None}
+
+
+def set_ours_folder(folder: Path | None) -> None:
+    _OURS["folder"] = folder
+
+
+def _keep_ours(relative: str, judged: str, data: bytes) -> None:
+    """Our bytes of a file that differs from the one in place, under the results folder (never DATA_BASEDIR)."""
+    if _OURS["folder"] is not None and judged.startswith(compare.DIFFERS):
+        atomic_write_bytes(Path(_OURS["folder"]) / relative, data)
 
 
 def set_part_tag(tag: str) -> None:
@@ -195,6 +208,7 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
         return relative, "file", detail
     if held == OTHER_FILE:
         judged = compare.verdict(path, pixels if pixels is not None else data)
+        _keep_ours(relative, judged, data)
         return relative, compare.KEPT, compare.kept_detail(path, judged)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
@@ -289,7 +303,9 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
         if not overwrite and target.is_file() and not target.is_symlink():  # compared and kept
-            judged = compare.verdict(os.fspath(target), source.read_bytes())
+            ours = source.read_bytes()
+            judged = compare.verdict(os.fspath(target), ours)
+            _keep_ours(relative, judged, ours)
             return relative, compare.KEPT, compare.kept_detail(os.fspath(target), judged)
         _refuse_unless(overwrite, target, f"other content than {source}")
     # The detail from the source, before anything is linked: a raw file that cannot be read is the item's bad

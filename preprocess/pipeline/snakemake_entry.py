@@ -85,6 +85,7 @@ def _validation_summary(smk, build):
         tsv_out=Path(smk.output.tsv),
         page_out=Path(smk.output.page),
         fingerprints=Path(smk.input.fingerprints),
+        compared_out=Path(smk.output.compared),
     )
 
 

@@ -187,6 +187,7 @@ class Build:
         tsv_out: Path | None = None,
         page_out: Path | None = None,
         fingerprints: Path | None = None,
+        compared_out: Path | None = None,
     ) -> dict:
         """One validation table over every built subset, and the build's front page (counts, what was not
         built and why, every failing path). Never raises: a failed validation is written down first, and the
@@ -208,6 +209,11 @@ class Build:
             rows = "".join(f"{k['subset']}\t{k['path']}\t{k['verdict']}\n" for k in kept)
             atomic_write_text(table, "subset\tpath\tverdict\n" + rows)
             compared = summaries.compared_text(kept, table, rebuilt)
+        if compared_out is not None:  # always written: the report lists it
+            from preprocess.reports.compared import page as compared_page
+
+            ours = self.results / layout.OURS if self.results is not None else Path(layout.OURS)
+            atomic_write_text(Path(compared_out), compared_page(kept, self.settings.data_basedir, ours))
         text = _summary_text(all_reports, skipped, bad_items, instructions, compared) + _origin_text(plans)
         print(text)
         atomic_write_text(table_out, text)

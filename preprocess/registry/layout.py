@@ -21,10 +21,16 @@ NOT_BUILT = "not-built.md"
 SUMMARY = "validation/summary.json"
 SUMMARY_TEXT = "validation/summary.txt"
 COMPARED = "validation/compared.tsv"  # the files found in place with other bytes, kept, and how they compare
+OURS = "compared"  # this build's file of each one whose pixels differ, at its DATA_BASEDIR path
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
 FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/checks/attest.py)
 SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which the workflow makes FINGERPRINTS
+
+
+def results_of_manifest(manifest: Path) -> Path:
+    """The results folder of a shard manifest (SHARD_MANIFEST's folders above it)."""
+    return Path(manifest).parents[SHARD_MANIFEST.count("/")]
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:

@@ -42,6 +42,11 @@ rule validation_summary:
             caption="../report/dashboard.rst",
             category="2. Validation",
         ),
+        compared=report(
+            "results/report/compared.html",
+            caption="../report/compared.rst",
+            category="2. Validation",
+        ),
         front="results/report/front.html",
     log:
         "logs/validation_summary.log",
