@@ -116,7 +116,7 @@ def test_the_workflow_builds_checks_validates_and_configures_the_new_subset(tmp_
     assert (results / "check" / "sources" / "fake_derm.json").is_file()
     summary = (results / "validation" / "summary.txt").read_text(encoding="utf-8")
     assert "2D_Task/FakeDerm/FakeDerm_test.json" in summary
-    assert summary.rstrip().endswith("1 of 1 task files resolve every path.")
+    assert summary.rstrip().endswith("1 of 1 task files resolve every path (0 subsets from the release, 1 built).")
     fingerprints = (results / "fingerprints.tsv").read_text(encoding="utf-8").splitlines()
     assert sum("2D_Images/FakeDerm/test/" in line for line in fingerprints) == 2
     config = yaml.safe_load((results / "eval-config" / "2D_Task.yaml").read_text(encoding="utf-8"))

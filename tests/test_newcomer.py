@@ -97,7 +97,7 @@ def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_pat
     assert done.returncode == 0, done.stderr[-3000:]
     front = _front_page(report.read_text(encoding="utf-8"))
     assert record["qry_img_path"] in front and "Failed: paths that do not resolve" in front
-    assert _counts(front) == {"built": 0, "not_built": 0, "failed": 1, "bad_items": 0}
+    assert _counts(front) == {"built": 0, "from_release": 0, "not_built": 0, "failed": 1, "bad_items": 0}
     # the hint's advice: the convert step writes the deleted image again, and the run passes
     rebuilt = subprocess.run([*command, "--cores", "2", "--forcerun", "convert"], capture_output=True, text=True)
     assert rebuilt.returncode == 0 and image.is_file(), rebuilt.stderr[-3000:]

@@ -129,8 +129,12 @@ def test_status_of_the_built_demo(built, capsys, monkeypatch):
     # every subset the demo holds raw data for is built; those it leaves out on purpose are not, each with why
     for subset, reason in LEFT_OUT.items():
         assert f"not built: {reason}" in lines[subset], lines[subset]
-    assert [key for key in subsets if " built " not in lines[key] + " "] == list(LEFT_OUT)
-    assert out.strip().splitlines()[-1] == f"{len(subsets) - len(LEFT_OUT)} built, {len(LEFT_OUT)} not built"
+    # a text subset's task files are the release's own: nothing of it is built
+    text = [key for key in subsets if key.startswith("Text_Task/")]
+    assert all(" from the release " in lines[key] + " " for key in text)
+    assert [key for key in subsets if " built " not in lines[key] + " " and key not in text] == list(LEFT_OUT)
+    built = len(subsets) - len(text) - len(LEFT_OUT)
+    assert out.strip().splitlines()[-1] == f"{built} built, {len(text)} from the release, {len(LEFT_OUT)} not built"
 
 
 def test_validate_and_status_without_config_agree_with_the_build(built, monkeypatch, capsys):
@@ -143,8 +147,9 @@ def test_validate_and_status_without_config_agree_with_the_build(built, monkeypa
     assert main(["status", "demo/DATA_BASEDIR"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     plan = json.loads((built / "results" / "plan.json").read_text())
-    built_count = sum(p["action"] != "skip" for p in plan)
-    assert last == f"{built_count} built, {len(plan) - built_count} not built"
+    built_count = sum(p["action"] == "build" for p in plan)
+    released = sum(p["action"] in ("validate", "release") for p in plan)  # text subsets: the release's files
+    assert last == f"{built_count} built, {released} from the release, {len(plan) - built_count - released} not built"
 
 
 def test_front_page_numbers_match_the_summary(built):
@@ -155,8 +160,10 @@ def test_front_page_numbers_match_the_summary(built):
     summary = json.loads((built / "results" / "validation" / "summary.json").read_text())
     failed_subsets = {row["subset"] for row in summary["files"] if row["ok"] != row["paths"] or row["bad_records"]}
     planned = [p["subset"] for p in plan if p["action"] != "skip"]
+    released = {p["subset"] for p in plan if p["action"] in ("validate", "release")}
     assert _counts(front) == {
-        "built": len([s for s in planned if s not in failed_subsets]),
+        "built": len([s for s in planned if s not in failed_subsets and s not in released]),
+        "from_release": len([s for s in planned if s not in failed_subsets and s in released]),
         "not_built": len(plan) - len(planned),
         "failed": len(failed_subsets),
         "bad_items": len(summary["skipped_items"]),
