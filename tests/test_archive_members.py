@@ -155,15 +155,35 @@ def planted(tmp_path, demo_template) -> Demo:
 
 
 def test_check_names_each_unreadable_archive_and_goes_on_with_the_other_sources(planted):
-    """The issue's case: `check` ended with 'unexpected RuntimeError ... is encrypted' for every source."""
+    """The issue's case: `check` ended with 'unexpected RuntimeError ... is encrypted' for every source. Here a
+    MedMNIST npz (structure-checked), a MedSegBench npz (member list only) and a PMC-VQA zip are each named."""
     npz = _patch(planted.raw / "MedMNIST" / "bloodmnist_224.npz", "test_images.npy", ENCRYPTED)
+    masks = _patch(planted.raw / "MedSegBench" / "isic2018_512.npz", "test_label.npy", method=DEFLATE64)
     images = _patch(next((planted.raw / "PMC-VQA").rglob("images.zip")), FIGURE, method=DEFLATE64)
     code, said = planted.run("check")
     assert code == 0, said[-3000:]
     assert f"{npz}: member test_images.npy is encrypted" in said
+    assert f"{masks} holds member test_label.npy: it is packed with compression method 9 (Deflate64)" in said
     assert f"{images} holds member {FIGURE}: it is packed with compression method 9 (Deflate64)" in said
     rows = {line.split()[0]: line.split()[1] for line in said.splitlines() if line[:1].isalpha() and "  " in line}
-    assert rows["medmnist"] == "corrupt" and rows["vindr_cxr"] == "present" and rows["vqa_rad"] == "present"
+    assert rows["medmnist"] == rows["medsegbench"] == "corrupt"
+    assert rows["vindr_cxr"] == rows["vqa_rad"] == rows["aptos2019"] == "present"
+
+
+def test_an_npz_member_of_gigabytes_is_no_bomb_to_check(tmp_path):
+    """An npz is streamed (a 224 px MedMNIST split is gigabytes): check bounds no member's size in it, as it
+    does a zip's."""
+    path = _npz(tmp_path / "x.npz")
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        local = archive.getinfo("test_images.npy").header_offset
+    struct.pack_into("<I", data, local + 22, 3 << 30)  # the declared uncompressed size, local and central
+    struct.pack_into("<I", data, _central_entry(bytes(data), "test_images.npy") + 24, 3 << 30)
+    path.write_bytes(bytes(data))
+    with zipfile.ZipFile(path) as archive:
+        assert archive.getinfo("test_images.npy").file_size == 3 << 30
+    assert archive_problem(path) is None
+    assert archive_problem(path.rename(tmp_path / "x.zip")).startswith("holds member test_images.npy that declares")
 
 
 def test_convert_stops_on_an_encrypted_npz_naming_it(planted):
