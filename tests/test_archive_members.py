@@ -222,3 +222,15 @@ def test_convert_takes_a_pmc_figure_held_twice_with_the_same_bytes(planted):
     code, said = planted.run("convert", "2D_Task/PMC")
     assert code == 0, said[-3000:]
     assert next((planted.data / "2D_Images" / "PMC").rglob(Path(FIGURE).name)).read_bytes() == figure
+
+
+def test_a_damaged_deflate_stream_is_named_not_unexpected(tmp_path):
+    """The neighbour of an unread method: a deflate member whose bytes are damaged (zlib.error before)."""
+    path = _zip(tmp_path / "images.zip", [(FIGURE, bytes(range(256)) * 400)])
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        start = archive.getinfo(FIGURE).header_offset + 30 + len(FIGURE)
+    data[start + 2 : start + 6] = b"\xff\xff\xff\xff"
+    path.write_bytes(bytes(data))
+    with pytest.raises(RawDataError, match=rf"^{path}: member {FIGURE} is unreadable \(.*\); download it again"):
+        SafeArchive(path).read(FIGURE)

@@ -10,9 +10,11 @@ be told). An .npz holding an array twice is refused outright (numpy writes each 
 
 from __future__ import annotations
 
+import lzma
 import posixpath
 import stat
 import zipfile
+import zlib
 from pathlib import Path
 
 from preprocess.errors import RawDataError
@@ -125,7 +127,7 @@ def _pieces(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo) -> byte
         with archive.open(info) as member:  # zipfile stops at the declared size and checks the CRC
             while piece := member.read(PIECE_BYTES):
                 data += piece
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:  # ValueError: a damaged LZMA/bzip2 stream
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:  # bzip2 raises OSError
         raise RawDataError(f"{path}: member {info.filename} is unreadable ({exc}); download it again") from None
     return bytes(data)
 
