@@ -187,6 +187,6 @@ def test_a_scene_graph_member_over_the_bounds_is_refused_unread(tmp_path):
     path = tmp_path / "scene_graph.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("scene_graph/abc_SceneGraph.json", b"{" + bytes(20 << 20) + b"}")
-    expected = re.escape(f"{path}: scene_graph/abc_SceneGraph.json: inflates 20,971,522 bytes out of ")
+    expected = re.escape(f"{path}: member scene_graph/abc_SceneGraph.json inflates 20,971,522 bytes out of ")
     with pytest.raises(RawDataError, match=expected + r".*over the bound of 100x\); refused unread"):
         SceneGraphs(path).read("abc")

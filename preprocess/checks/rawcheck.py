@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.formats.archive import oversized_member
+from preprocess.formats.archive import archive_problem
 from preprocess.formats.fsutil import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
@@ -18,6 +18,7 @@ from preprocess.registry import layout, splits
 from preprocess.registry.loader import FileSpec, Registry, Source
 
 PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
+ARCHIVES = (".zip", ".npz")  # their member list is read: a bomb, an encrypted member or an unread method is named
 
 
 @dataclass
@@ -109,8 +110,8 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
         good = []
         for match in matches:
             problem = boundary.problem(match, folder=folders)
-            if problem is None and match.suffix == ".zip":  # a zip bomb is no more usable than a missing file
-                problem = oversized_member(match)
+            if problem is None and match.suffix in ARCHIVES:  # a zip bomb is no more usable than a missing file
+                problem = archive_problem(match)
             if problem is None:
                 good.append(match)
             else:
@@ -142,7 +143,7 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
                 problems = structure_problems(path, spec.npz)
                 if problems:
                     result.status, result.detail = "corrupt", "; ".join(problems[:5])
-            elif path.suffix == ".zip" and (problem := oversized_member(path)):
+            elif path.suffix in ARCHIVES and (problem := archive_problem(path)):
                 result.status, result.detail = "corrupt", f"{path} {problem}"
             return result
     result.status = "missing"

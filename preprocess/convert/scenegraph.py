@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.formats.archive import bound_problem
+from preprocess.formats.archive import copies_by_name, read_member
 
 SUFFIX = "_SceneGraph.json"
 BOX = ("original_x1", "original_y1", "original_x2", "original_y2")
@@ -23,7 +23,7 @@ BOX = ("original_x1", "original_y1", "original_x2", "original_y2")
 class SceneGraphs:
     def __init__(self, path: Path):
         self.path = path
-        self._zip, self._pid, self._members = None, None, None
+        self._zip, self._pid, self._members, self._copies = None, None, None, {}
 
     def _archive(self) -> zipfile.ZipFile:
         """The zip, opened once per process: a forked helper must not share the parent's file position."""
@@ -40,7 +40,8 @@ class SceneGraphs:
             if self.path.is_dir():
                 names = [n for n in os.listdir(self.path) if n.endswith(SUFFIX)]
             else:
-                names = [n for n in self._archive().namelist() if n.endswith(SUFFIX)]
+                self._copies = copies_by_name(self._archive().infolist())  # a name held twice: every copy
+                names = [n for n in self._copies if n.endswith(SUFFIX)]
             self._members = {n.rsplit("/", 1)[-1][: -len(SUFFIX)]: n for n in names}
         return self._members
 
@@ -54,11 +55,7 @@ class SceneGraphs:
             if self.path.is_dir():
                 data = (self.path / name).read_bytes()
             else:
-                info = self._archive().getinfo(name)
-                too_big = bound_problem(info)
-                if too_big is not None:
-                    raise RawDataError(f"{where}: {too_big}; refused unread, download the scene graphs again")
-                data = self._archive().read(info)
+                data = read_member(self._archive(), self.path, self._copies[name])
             graph = json.loads(data)
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             raise RawDataError(f"{where}: unreadable scene graph ({exc}); download the scene graphs again") from None

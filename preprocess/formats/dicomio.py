@@ -2,8 +2,13 @@
 pylibjpeg plug-ins), rescale, window, invert MONOCHROME1, mask padding.
 
 8-bit mapping: the first VOI window of the header (Window Center/Width, multi-valued ones use the first),
-linear as in DICOM PS3.3 C.11.2.1.2 with truncation; without a window, the 0.5th and 99.5th percentiles of
-the non-padding pixels. Air comes out dark and bone bright for MONOCHROME1 and MONOCHROME2 alike.
+linear as in DICOM PS3.3 C.11.2.1.2 with truncation; without a window, or with one narrower than 1 (which the
+standard does not allow), the 0.5th and 99.5th percentiles of the non-padding pixels. Air comes out dark and
+bone bright for MONOCHROME1 and MONOCHROME2 alike.
+
+Every number taken from the header passes preprocess.formats.headervalues first: a rescale, window, padding
+or bit depth that is text, inf, NaN or beyond its sane range makes the file bad input, named with the tag.
+An absent or empty tag takes its default (no rescale, no window).
 """
 
 from __future__ import annotations
@@ -14,6 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.errors import RawDataError
+from preprocess.formats.headervalues import Field, bad_value, number, numbers_of
+
+RESCALE_SLOPE = Field("RescaleSlope (0028,1053)", smallest=1e-12)  # 0 would flatten every pixel to one value
+RESCALE_INTERCEPT = Field("RescaleIntercept (0028,1052)")
+WINDOW_CENTER = Field("WindowCenter (0028,1050)")
+WINDOW_WIDTH = Field("WindowWidth (0028,1051)")
+PIXEL_PADDING = Field("PixelPaddingValue (0028,0120)", largest=2**32, integer=True)
+BITS_ALLOCATED = Field("BitsAllocated (0028,0100)", largest=64, positive=True, integer=True)
 
 
 @dataclass
@@ -22,23 +35,36 @@ class DicomImage:
     for_processing: bool
 
 
-def _first(value):
-    if value is None:
-        return None
+def _present(dataset, keyword: str, path: Path, field: Field):
+    """The tag's value as pydicom gives it (a number, a list, or the text of a value it could not convert), or
+    None when it is absent or empty."""
     try:
-        return float(value[0]) if hasattr(value, "__len__") and not isinstance(value, str) else float(value)
-    except (TypeError, ValueError, IndexError):
-        return None
+        value = dataset.get(keyword)
+    except Exception as exc:  # pydicom converts a value on first access, and raises by VR what it cannot
+        raise bad_value(path, field, "?", f"unreadable ({type(exc).__name__}: {exc})") from None
+    return None if value is None or value == "" else value
+
+
+def _value(dataset, keyword: str, path: Path, field: Field, default: float) -> float:
+    value = _present(dataset, keyword, path, field)
+    return default if value is None else number(value, path, field)
+
+
+def _bits(dataset, path: Path) -> None:
+    """Bits Allocated and Bits Stored as numbers the decoder can take (pydicom would refuse them too, later,
+    in a message about the pixel data)."""
+    allocated = _value(dataset, "BitsAllocated", path, BITS_ALLOCATED, 16)
+    stored = Field("BitsStored (0028,0101)", largest=allocated, positive=True, integer=True)
+    _value(dataset, "BitsStored", path, stored, allocated)
 
 
 def read_dicom(path: Path) -> DicomImage:
     dataset, raw = _decode(path)
-    values = raw.astype(np.float64) * float(dataset.get("RescaleSlope", 1) or 1) + float(
-        dataset.get("RescaleIntercept", 0) or 0
-    )
-    padding = dataset.get("PixelPaddingValue")
-    valid = np.ones(raw.shape, bool) if padding is None else raw != padding
-    scaled = _to_display(values, valid, dataset)
+    slope = _value(dataset, "RescaleSlope", path, RESCALE_SLOPE, 1.0)
+    values = raw.astype(np.float64) * slope + _value(dataset, "RescaleIntercept", path, RESCALE_INTERCEPT, 0.0)
+    padding = _present(dataset, "PixelPaddingValue", path, PIXEL_PADDING)
+    valid = np.ones(raw.shape, bool) if padding is None else raw != number(padding, path, PIXEL_PADDING)
+    scaled = _to_display(values, valid, _window(dataset, path))
     if str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1":
         scaled = 255.0 - scaled
     scaled[~valid] = 0
@@ -57,6 +83,7 @@ def _decode(path: Path):
         dataset = pydicom.dcmread(str(path))
     except (InvalidDicomError, OSError, EOFError, ValueError) as exc:
         raise RawDataError(f"{path}: not a readable DICOM file ({exc}); download it again") from None
+    _bits(dataset, path)
     syntax = dataset.file_meta.get("TransferSyntaxUID", "unknown") if hasattr(dataset, "file_meta") else "unknown"
     try:
         raw = dataset.pixel_array
@@ -71,10 +98,20 @@ def _decode(path: Path):
     return dataset, raw
 
 
-def _to_display(values: np.ndarray, valid: np.ndarray, dataset) -> np.ndarray:
-    """0..255 (float) through the header's first VOI window, else the 0.5-99.5 percentiles of valid pixels."""
-    center, width = _first(dataset.get("WindowCenter")), _first(dataset.get("WindowWidth"))
-    if center is not None and width is not None and width >= 1:
+def _window(dataset, path: Path) -> tuple[float, float] | None:
+    """The first (center, width) of the header's VOI windows, every value checked; None without a window."""
+    centers = _present(dataset, "WindowCenter", path, WINDOW_CENTER)
+    widths = _present(dataset, "WindowWidth", path, WINDOW_WIDTH)
+    if centers is None or widths is None:
+        return None
+    center, width = numbers_of(centers, path, WINDOW_CENTER)[0], numbers_of(widths, path, WINDOW_WIDTH)[0]
+    return (center, width) if width >= 1 else None
+
+
+def _to_display(values: np.ndarray, valid: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
+    """0..255 (float) through the VOI window, else the 0.5-99.5 percentiles of valid pixels."""
+    if window is not None:
+        center, width = window
         low, high = center - 0.5 - (width - 1) / 2, center - 0.5 + (width - 1) / 2
     else:
         inside = values[valid] if valid.any() else values.ravel()

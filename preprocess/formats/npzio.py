@@ -21,6 +21,7 @@ from isal import isal_zlib
 from numpy.lib import format as npy_format
 
 from preprocess.errors import RawDataError
+from preprocess.formats.archive import NPZ_METHODS, check_readable, copies_by_name
 from preprocess.formats.fsutil import open_regular
 
 # The most an .npy header can take: numpy's loaders refuse a header over 10,000 bytes (their default
@@ -78,11 +79,8 @@ class NpzFile:
         try:
             self._handle = open_regular(self.path)  # a FIFO in its place would block a plain open forever
             self._zip = zipfile.ZipFile(self._handle)
-            self._members = {
-                name[:-4]: entry
-                for name, entry in ((i.filename, i) for i in self._zip.infolist())
-                if name.endswith(".npy")
-            }
+            copies = copies_by_name(self._zip.infolist())
+            self._members = {name[:-4]: entries for name, entries in copies.items() if name.endswith(".npy")}
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             if self._handle is not None:
                 self._handle.close()
@@ -106,10 +104,18 @@ class NpzFile:
         return sorted(self._members)
 
     def _entry(self, key: str) -> zipfile.ZipInfo:
-        try:
-            return self._members[key]
-        except KeyError:
-            raise RawDataError(f"{self.path}: no array {key!r} (it has: {', '.join(self.keys)})") from None
+        """The member of an array, checked as every reader here needs it: held once (numpy writes each array
+        once; which copy would be meant cannot be told), not encrypted, stored or deflated."""
+        copies = self._members.get(key)
+        if copies is None:
+            raise RawDataError(f"{self.path}: no array {key!r} (it has: {', '.join(self.keys)})")
+        if len(copies) > 1:
+            raise RawDataError(
+                f"{self.path}: member {key}.npy is held {len(copies)} times (numpy writes each array once): the "
+                "file is not the published one, download it again"
+            )
+        check_readable(self.path, copies[0], NPZ_METHODS)
+        return copies[0]
 
     def info(self, key: str) -> ArrayInfo:
         where = f"{self.path}[{key}]"
@@ -177,15 +183,13 @@ class NpzFile:
             raise RawDataError(f"{where}: cannot read ({exc})") from None
         if len(payload) < entry.compress_size:
             raise RawDataError(f"{where}: the archive ends early; the file is truncated, download it again")
-        if entry.compress_type == zipfile.ZIP_STORED:
+        if entry.compress_type == zipfile.ZIP_STORED:  # the only other method _entry lets through is deflate
             data = payload
-        elif entry.compress_type == zipfile.ZIP_DEFLATED:
+        else:
             try:
                 data = isal_zlib.decompress(payload, wbits=-15)
             except isal_zlib.error as exc:
                 raise RawDataError(f"{where}: corrupt deflate data ({exc}); download the file again") from None
-        else:
-            raise RawDataError(f"{where}: unsupported zip compression {entry.compress_type}")
         if isal_zlib.crc32(data) != entry.CRC:
             raise RawDataError(f"{where}: CRC mismatch; the file is corrupt, download it again")
         return data
@@ -246,9 +250,7 @@ def _runs(indices: Sequence[int]) -> Iterator[tuple[int, int, int]]:
 
 def _member_pieces(path: Path, entry: zipfile.ZipInfo, block: int, where: str) -> Iterator[bytes]:
     """A member's uncompressed bytes in pieces of at most `block` (deflate inflated by ISA-L, stored read as
-    is); its CRC is checked after the last piece."""
-    if entry.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        raise RawDataError(f"{where}: unsupported zip compression {entry.compress_type}")
+    is; `entry` from NpzFile._entry, stored or deflated); its CRC is checked after the last piece."""
     inflater = isal_zlib.decompressobj(wbits=-15) if entry.compress_type == zipfile.ZIP_DEFLATED else None
     crc, tail = 0, b""
     try:

@@ -3,10 +3,15 @@
 - NIfTI (.nii, .nii.gz): nibabel reads the header (and refuses what it refuses); the voxel block is inflated
   with ISA-L and viewed with numpy (no float64 copy). Header scaling (scl_slope/scl_inter) is kept aside in
   `Volume.slope` and `Volume.inter` and applied once, by `Volume.scaled`, to the slices that are written.
+  scl_slope 0 means no scaling (the NIfTI-1 standard); so does a slope that is not finite, as nibabel and the
+  standard's reference library (nifti1_io.c) read it; an infinite or NaN scl_inter beside a slope is refused
+  (nibabel's HeaderDataError, named).
 - NRRD (.nrrd, .seg.nrrd): pynrrd reads the header (checked first: voxel count, type, detached data inside the
   raw folder), SimpleITK the voxels, whose (z, y, x) array is transposed to (x, y, z) = file order without
   a copy; space directions and origin become an affine (converted from LPS to RAS).
 - .npy: numpy, memory-mapped.
+- Header numbers that shape pixels (the scaling, pixdim, the affine's voxel sizes) pass
+  preprocess.formats.headervalues: text, inf, NaN or a value beyond its sane range is bad input of the file.
 - MMDental's rule reads through nibabel itself (`read_nifti_canonical`): closest canonical orientation and
   `get_fdata(float32)`, whose values the reference's pixels come from.
 """
@@ -23,11 +28,20 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.formats.fsutil import is_within
+from preprocess.formats.headervalues import Field, number
 from preprocess.formats.rawroot import Boundary
 
 # No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
 # corrupt (vox_offset 1e30), said before any read.
 LARGEST_OFFSET = 2**63 - 1
+
+SCL_SLOPE = Field("scl_slope", smallest=1e-12)  # nibabel has already made 0 (no scaling) into 1
+SCL_INTER = Field("scl_inter")
+# Slices are resampled to square pixels: voxel sizes that differ more than MAX_ASPECT times between axes (real
+# scans: under 10) would ask for slices that many times taller, so they are a damaged header. Sizes are in the
+# header's own unit (mm, m or um), hence the wide range.
+MAX_ASPECT = 100
+LARGEST_VOXEL = 1e6
 
 
 @dataclass(frozen=True)
@@ -65,16 +79,31 @@ def _check_dtype(path: Path, dtype: np.dtype, what: str) -> None:
         )
 
 
-def _check_geometry(path: Path, affine: np.ndarray, zooms) -> None:
-    """A usable geometry: a finite, invertible affine and positive voxel sizes (an all-zero affine or pixdim
-    would give all-white projections and no orientation)."""
+def _check_geometry(path: Path, affine: np.ndarray, zooms, where: str) -> None:
+    """A usable geometry: a finite, invertible affine (an all-zero one would give all-white projections and no
+    orientation), and sane voxel sizes, the affine's (`where` it comes from) and the header's own (zooms)."""
     linear = affine[:3, :3]
-    sizes = np.asarray(zooms if zooms is not None else np.linalg.norm(linear, axis=0), dtype=np.float64)
-    if not np.isfinite(affine).all() or abs(np.linalg.det(linear)) < 1e-12 or not (sizes[:3] > 0).all():
+    if not np.isfinite(affine).all() or abs(np.linalg.det(linear)) < 1e-12:
         raise RawDataError(
-            f"{path}: unusable geometry (affine {np.round(linear, 4).tolist()}, voxel sizes "
-            f"{[float(z) for z in sizes[:3]]}); the header's sform/qform or pixdim is zero or corrupt: fix the "
-            "header, or leave the volume out (on_bad_input: skip)"
+            f"{path}: unusable geometry (affine {np.round(linear, 4).tolist()}); the header's {where} is zero or "
+            "corrupt: fix the header, or leave the volume out (on_bad_input: skip)"
+        )
+    _check_sizes(path, np.linalg.norm(linear, axis=0), f"{where} voxel size")
+    if zooms is not None:
+        _check_sizes(path, zooms, "pixdim")
+
+
+def _check_sizes(path: Path, values, name: str) -> None:
+    """Three voxel sizes, each a positive number, and no axis more than MAX_ASPECT times another."""
+    sizes = [
+        number(value, path, Field(f"{name}[{axis}]", largest=LARGEST_VOXEL, positive=True))
+        for axis, value in enumerate(values[:3], start=1)
+    ]
+    if max(sizes) > MAX_ASPECT * min(sizes):
+        raise RawDataError(
+            f"{path}: header voxel sizes {name} {[round(z, 6) for z in sizes]} differ more than {MAX_ASPECT} "
+            "times between axes, which no scan has; the item is bad input (a damaged header): download the file "
+            "again, or leave it out with on_bad_input: skip"
         )
 
 
@@ -151,7 +180,9 @@ def _nifti_header(path: Path, limits: Limits) -> tuple[HeaderPlan, int]:
     """The header's reading plan (nibabel's) and voxel count, checked before any voxel is read."""
     header = _nibabel_header(path)
     count = _check_count(path, header.shape, limits)
-    _check_geometry(path, header.affine, header.zooms)
+    _check_geometry(path, header.affine, header.zooms, "sform/qform")
+    number(header.slope, path, SCL_SLOPE)
+    number(header.inter, path, SCL_INTER)
     if header.offset > LARGEST_OFFSET:
         raise RawDataError(
             f"{path}: its header puts the voxels at byte {header.offset}, beyond the end of any file; the header "
@@ -375,7 +406,7 @@ def read_nrrd(path: Path, limits: Limits | None = None) -> Volume:
     affine[:3, :3] = direction * spacing  # columns: voxel axes in LPS mm
     affine[:3, 3] = np.array(image.GetOrigin(), dtype=np.float64)[:3]
     affine[:2] *= -1  # LPS -> RAS
-    _check_geometry(path, affine, None)
+    _check_geometry(path, affine, None, "space directions")
     return Volume(data, affine, 1.0, 0.0, path)
 
 
