@@ -340,7 +340,7 @@ def cmd_download(args) -> int:
     settings = _settings(args, raw_must_exist=False)
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source], args.results).values():
-        left = fetch.download(found, settings.raw_root, args.config)
+        left = fetch.download(found, settings.raw_root, args.config, bounds=fetch.limits(settings))
         print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
         if left:
             print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
