@@ -236,6 +236,26 @@ def test_check_downloads_only_when_allowed(tmp_path):
     assert (tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz").read_bytes() == PAYLOAD
 
 
+def test_check_with_allow_download_refuses_a_linked_part_file_too(tmp_path):
+    outside = tmp_path / "elsewhere.bin"
+    outside.write_bytes(b"mine")
+    site = Site(files={"bloodmnist.npz": PAYLOAD, "chestmnist.npz": PAYLOAD})
+    with serve(site) as url:
+        values = {
+            "raw_root": str(tmp_path / "raw"),
+            "data_basedir": str(tmp_path / "data"),
+            "registry_overrides": _medmnist_overrides(tmp_path, url),
+            "allow_download": True,
+        }
+        part = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz.part"
+        part.parent.mkdir(parents=True)
+        part.symlink_to(outside)
+        settings = settings_from_dict(values)
+        with pytest.raises(UnsafePathError, match=rf"^{part} is a symbolic link to {outside}: nothing is written"):
+            check_all(settings.registry(), settings, ["medmnist"], None)
+    assert outside.read_bytes() == b"mine" and part.is_symlink() and ("bloodmnist.npz", None) not in site.gets
+
+
 def test_download_fetches_only_the_needed_zenodo_files_once(tmp_path, capsys):
     site = Site(files={"bloodmnist.npz": PAYLOAD, "chestmnist.npz": PAYLOAD})
     with serve(site) as url:
