@@ -149,6 +149,24 @@ def test_a_source_folder_that_is_a_link_is_where_the_source_lives(tmp_path, caps
     assert sorted(p.name for p in elsewhere.iterdir()) == ["bloodmnist.npz"]
 
 
+def test_the_final_name_is_never_taken_over_a_link_or_a_file_that_appeared(tmp_path):
+    """The race the look before a download cannot close: the name taken while the bytes came."""
+    from preprocess.formats.fsutil import place_new
+
+    root = tmp_path / "Source"
+    root.mkdir()
+    part, target, outside = root / "x.npz.part", root / "x.npz", tmp_path / "outside.npz"
+    part.write_bytes(PAYLOAD[:10])
+    target.symlink_to(outside)
+    with pytest.raises(UnsafePathError, match=rf"^{target} is a symbolic link to {outside}: nothing is written"):
+        place_new(part, target, root)
+    target.unlink()
+    target.write_bytes(b"theirs")
+    with pytest.raises(UnsafePathError, match=rf"^{target} appeared while it was downloaded: it is kept as it is"):
+        place_new(part, target, root)
+    assert target.read_bytes() == b"theirs" and part.read_bytes() == PAYLOAD[:10] and not outside.exists()
+
+
 # --- every stream has a bound (issue 39 item 7) -------------------------------------------------------------
 
 
@@ -461,3 +479,17 @@ def test_a_trickling_hub_file_stops_at_the_deadline(hub, demo, tmp_path, capsys)
     assert f"download of {CT_RATE}/{NEEDED[0]} did not finish within download_deadline, 2 s" in err
     part = raw / "CT-RATE" / (NEEDED[0] + ".part")
     assert f"kept in {part}" in err and 1 <= part.stat().st_size <= 2
+
+
+def test_a_cut_hub_file_is_replaced_by_name_never_written_through(hub, demo, tmp_path, capsys):
+    _, files = hub
+    outside = tmp_path / "outside.csv"
+    outside.write_bytes(b"cut")
+    config, target = _empty_raw_config(demo, tmp_path)
+    (target / NEEDED[0]).parent.mkdir(parents=True)
+    os.link(outside, target / NEEDED[0])  # a hard link: writing into the name would change the outside file
+    assert main(["download", "ct_rate", "--config", str(config)]) == 0, capsys.readouterr().err
+    assert f"{NEEDED[0]}: 3 bytes there, the Hub lists {len(files[NEEDED[0]])}: fetching it again" in (
+        capsys.readouterr().out
+    )
+    assert (target / NEEDED[0]).read_bytes() == files[NEEDED[0]] and outside.read_bytes() == b"cut"

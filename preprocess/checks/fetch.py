@@ -340,6 +340,8 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, bounds
         entry = listing[path]
         if target.is_file() and target.stat().st_size == entry.size:
             continue
+        if target.is_file():  # a cut copy of the same file: the Hub's replaces it once verified
+            log(f"{path}: {target.stat().st_size} bytes there, the Hub lists {entry.size}: fetching it again")
         url = hf_hub_url(repo, path, repo_type="dataset", revision=commit, endpoint=endpoint)
         fetch_file(
             url, target, base, bounds or limits(), size=entry.size, check=functools.partial(_hub_problem, entry=entry),
