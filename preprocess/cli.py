@@ -59,11 +59,14 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
     return settings
 
 
-def _outside_raw(settings, path: Path, option: str) -> None:
-    """A file or folder named on the command line for writing must not lie in the raw root."""
-    from preprocess.formats.rawroot import require_outside
+def _output(settings, args, path: Path, option: str, names: tuple[str, ...] | None = None) -> None:
+    """A file named on the command line for writing (with `names`: a folder, and the files written into it):
+    not in the raw root, not a link, not a file of DATA_BASEDIR outside the results folder
+    (rawroot.require_output)."""
+    from preprocess.formats.rawroot import require_output
 
-    require_outside(settings.raw_root if settings.raw_root_given else None, path, option)
+    raw_root = settings.raw_root if settings.raw_root_given else None
+    require_output(Path(path), option, raw_root, settings.data_basedir, getattr(args, "results", None), names)
 
 
 def _normal(text: str) -> str:
@@ -264,7 +267,7 @@ def _check(args):
     source_ids = args.source or sorted({s for sub in registry.select(settings.subsets) for s in sub.source_ids})
     report_dir = Path(args.report_dir) if args.report_dir else None
     if report_dir is not None:
-        _outside_raw(settings, report_dir, "--report-dir")
+        _output(settings, args, report_dir, "--report-dir", names=tuple(f"{sid}.json" for sid in source_ids))
     checks = steps.Build(settings, registry, args.results).check(sources=source_ids, report_dir=report_dir)
     return settings, registry, checks
 
@@ -340,7 +343,7 @@ def cmd_download(args) -> int:
     settings = _settings(args, raw_must_exist=False)
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source], args.results).values():
-        left = fetch.download(found, settings.raw_root, args.config)
+        left = fetch.download(found, settings.raw_root, args.config, bounds=fetch.limits(settings))
         print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
         if left:
             print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
@@ -354,7 +357,7 @@ def cmd_convert(args) -> int:
     shard, shards = _parse_shard(args.shard)
     manifest = Path(args.manifest) if args.manifest else None
     if manifest is not None:
-        _outside_raw(settings, manifest, "--manifest")
+        _output(settings, args, manifest, "--manifest")
     registry = settings.registry()
     steps.Build(settings, registry, args.results).convert(
         subset=_subset(registry, args.subset).key,
@@ -412,7 +415,7 @@ def cmd_validate(args) -> int:
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
     if args.report:
-        _outside_raw(settings, Path(args.report), "--report")
+        _output(settings, args, Path(args.report), "--report")
     registry = settings.registry()
     # Without a raw root no link may leave the image roots (the symlink farm needs one).
     raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
@@ -515,6 +518,7 @@ def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):
 
     args.data_basedir = str(data_basedir) if data_basedir is not None else None
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
+    _output(settings, args, out, "--out")
     registry = settings.registry()
     raw_root = settings.raw_root if settings.raw_root_given and settings.raw_root.is_dir() else None
     chosen = [_subset(registry, name) for name in args.subset] if args.subset else registry.select(settings.subsets)
@@ -533,6 +537,7 @@ def cmd_slice(args) -> int:
     """One volume file to PNG slices, outside any subset: for looking at what a file holds."""
     from preprocess.formats.fsutil import atomic_write_bytes
     from preprocess.formats.pngio import encode_png
+    from preprocess.formats.rawroot import require_output
     from preprocess.volumes import transforms
     from preprocess.volumes.io import read_volume
     from preprocess.volumes.recipes import Profile
@@ -563,6 +568,8 @@ def cmd_slice(args) -> int:
     else:
         slices = reference_slices(volume, profile)
     out = Path(args.out)
+    # no config is read here: the raw root and DATA_BASEDIR are not known, links and non-files still refused
+    require_output(out, "OUT", None, None, None, names=tuple(name for name, _ in slices))
     for name, image in slices:
         atomic_write_bytes(out / name, encode_png(image))
     print(
@@ -686,9 +693,10 @@ def _status_line(subset, state: str, ok: int, plan, data_basedir: Path) -> tuple
 def cmd_eval_config(args) -> int:
     """The evaluation's config files for the task files built under DATA_BASEDIR."""
     from preprocess.pipeline import steps
+    from preprocess.pipeline.evalconfig import NAMES
 
     settings = _settings(args, require_raw=False, basedir="read", raw_must_exist=False)
-    _outside_raw(settings, Path(args.out), "--out")
+    _output(settings, args, Path(args.out), "--out", names=NAMES)
     counts = steps.Build(settings).eval_config(out=Path(args.out))
     for name, count in counts.items():
         print(f"{Path(args.out) / name}: {count} task files")
@@ -729,7 +737,7 @@ def cmd_register(args) -> int:
     from preprocess.checks.register import register_source
 
     settings = _settings(args)
-    _outside_raw(settings, Path(args.out), "--out")
+    _output(settings, args, Path(args.out), "--out")
     registry = settings.registry()
     text = register_source(registry, settings, args.source, Path(args.out))
     print(text)

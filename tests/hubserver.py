@@ -9,12 +9,15 @@ import http.server
 import json
 import re
 import threading
+import time
 import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 LFS_SUFFIXES = (".nii.gz", ".npz", ".parquet")  # served as LFS files: the listing gives their SHA-256
+TRICKLE = 2.0  # seconds between the bytes of a trickled file
+SLOW_FOR = 30.0  # an endless or trickled body stops by itself after this long, if its client is still there
 
 
 @dataclass
@@ -26,6 +29,11 @@ class Site:
     gated: set[str] = field(default_factory=set)  # Hub datasets whose files answer 401 (listing them is open)
     drop_after: dict[str, int] = field(default_factory=dict)  # path -> close the first GET after this many bytes
     corrupt: set[str] = field(default_factory=set)  # paths served with other bytes than the listing's hash
+    longer: set[str] = field(default_factory=set)  # Hub paths served with 1 KiB more than listed (and announced)
+    # names as in drop_after (a Hub file: "<repo>/<path>"): a body that never ends (no Content-Length), and
+    # one sent a byte every TRICKLE seconds
+    endless: set[str] = field(default_factory=set)
+    trickle: set[str] = field(default_factory=set)
     gets: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range header) of every file GET
 
 
@@ -70,6 +78,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             name = resolve.group(2)
             data = self.site.repos[repo][name]
             served = bytes(len(data)) if name in self.site.corrupt else data
+            served += bytes(1024) if name in self.site.longer else b""
             etag = _entry(name, data).get("lfs", {}).get("oid") or _entry(name, data)["oid"]
             self._file(f"{repo}/{name}", served, {"X-Repo-Commit": COMMIT, "ETag": f'"{etag}"'}, body)
         elif not (api or tree or resolve) and path.lstrip("/") in self.site.files:
@@ -87,6 +96,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         asked = self.headers.get("Range")
         if body:
             self.site.gets.append((name, asked))
+        if body and name in self.site.endless | self.site.trickle:
+            return self._slow(name, data)
         if asked:
             start, status = int(asked.split("=")[1].split("-")[0]), 206
             headers = {**headers, "Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}
@@ -102,6 +113,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
         if cut is not None:
             self.close_connection = True
+
+    def _slow(self, name: str, data: bytes):
+        """An endless body (64 KiB blocks, no Content-Length: it ends when the connection does) or a trickle
+        (the file's length announced, one byte every TRICKLE s); either stops after SLOW_FOR s or when the client
+        has gone."""
+        endless = name in self.site.endless
+        self.send_response(200)
+        if not endless:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        stop = time.monotonic() + SLOW_FOR
+        sent = 0
+        try:
+            while time.monotonic() < stop and (endless or sent < len(data)):
+                self.wfile.write(bytes(1 << 16) if endless else data[sent : sent + 1])
+                self.wfile.flush()
+                sent += 1
+                time.sleep(0.01 if endless else TRICKLE)  # endless at 6 MB/s: a bound, not the disk, stops it
+        except OSError:  # the client closed the connection: what a bound is for
+            pass
+        self.close_connection = True
 
     def _reply(self, status: int, data: bytes, headers: dict, body: bool):
         self.send_response(status)

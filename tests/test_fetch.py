@@ -6,16 +6,18 @@ files are fetched, hashes are checked, a dropped transfer resumes, a bad hash pl
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 
 import pytest
 import yaml
-from hubserver import Site, serve
+from hubserver import TRICKLE, Site, serve
 
 from conftest import demo_config_file
-from preprocess.checks.fetch import fetch_url
+from preprocess.checks.fetch import fetch_url, limits
 from preprocess.checks.rawcheck import check_all
 from preprocess.cli import main
-from preprocess.errors import RawDataError
+from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import load_registry
 
@@ -29,11 +31,11 @@ def test_a_dropped_transfer_resumes_on_the_next_run(tmp_path):
     part = target.with_name("bloodmnist.npz.part")
     with serve(site) as url:
         with pytest.raises(RawDataError, match=r"stopped .* run again to resume after \d+ bytes") as stopped:
-            fetch_url(f"{url}/bloodmnist.npz", target, MD5, retries=0, timeout=5)
+            fetch_url(f"{url}/bloodmnist.npz", target, MD5, limits(retries=0, timeout=5))
         kept = part.stat().st_size
         assert not target.exists() and 0 < kept <= 300_000 and f"after {kept} bytes" in str(stopped.value)
         assert part.read_bytes() == PAYLOAD[:kept]
-        assert fetch_url(f"{url}/bloodmnist.npz", target, MD5, retries=0, timeout=5)
+        assert fetch_url(f"{url}/bloodmnist.npz", target, MD5, limits(retries=0, timeout=5))
     assert target.read_bytes() == PAYLOAD
     assert site.gets == [("bloodmnist.npz", None), ("bloodmnist.npz", f"bytes={kept}-")]
     assert sorted(p.name for p in target.parent.iterdir()) == ["bloodmnist.npz"]
@@ -43,7 +45,7 @@ def test_a_retry_within_one_run_resumes_too(tmp_path):
     site = Site(files={"x.npz": PAYLOAD}, drop_after={"x.npz": 500_000})
     target = tmp_path / "x.npz"
     with serve(site) as url:
-        fetch_url(f"{url}/x.npz", target, MD5, retries=1, timeout=5)
+        fetch_url(f"{url}/x.npz", target, MD5, limits(retries=1, timeout=5))
     assert target.read_bytes() == PAYLOAD and len(site.gets) == 2 and site.gets[1][1].startswith("bytes=")
 
 
@@ -51,8 +53,175 @@ def test_a_wrong_md5_is_refused_and_nothing_is_placed(tmp_path):
     target = tmp_path / "MedMNIST" / "bloodmnist.npz"
     refused = pytest.raises(RawDataError, match=r"does not have md5 0{32}.*nothing was placed")
     with serve(Site(files={"x": PAYLOAD})) as url, refused:
-        fetch_url(f"{url}/x", target, "0" * 32, retries=0, timeout=5)
+        fetch_url(f"{url}/x", target, "0" * 32, limits(retries=0, timeout=5))
     assert list(target.parent.iterdir()) == []
+
+
+# --- nothing is written through a link (issue 39 item 1) -----------------------------------------------------
+
+
+def _download_config(tmp_path, url: str, **values) -> tuple[str, object]:
+    """A config whose BloodMNIST file is served at `url`, with an empty raw root; (config, the raw folder)."""
+    config = tmp_path / "c.yaml"
+    values = {
+        "raw_root": str(tmp_path / "raw"),
+        "data_basedir": str(tmp_path / "data"),
+        "subsets": ["2D_Task/BloodMNIST"],
+        "registry_overrides": _medmnist_overrides(tmp_path, url),
+        **values,
+    }
+    config.write_text(yaml.safe_dump(values))
+    (tmp_path / "raw" / "MedMNIST").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "data").mkdir(exist_ok=True)
+    return str(config), tmp_path / "raw" / "MedMNIST"
+
+
+def _plant(kind: str, part, outside) -> None:
+    """`part` made a link to the outside file (soft or hard), a FIFO or a folder."""
+    if kind == "symlink":
+        part.symlink_to(outside)
+    elif kind == "hard link":
+        os.link(outside, part)
+    elif kind == "fifo":
+        os.mkfifo(part)
+    else:
+        part.mkdir()
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("symlink", "is a symbolic link to "),
+        ("hard link", "is a file with 2 names (hard links)"),
+        ("fifo", "is a FIFO (named pipe)"),
+        ("folder", "is a folder"),
+    ],
+)
+def test_a_part_file_that_is_a_link_or_no_regular_file_is_refused_and_named(tmp_path, capsys, kind, said):
+    outside = tmp_path / "elsewhere.bin"
+    outside.write_bytes(b"mine")
+    site = Site(files={"bloodmnist.npz": PAYLOAD})
+    with serve(site) as url:
+        config, folder = _download_config(tmp_path, url)
+        part = folder / "bloodmnist.npz.part"
+        _plant(kind, part, outside)
+        assert main(["download", "medmnist", "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {part} {said}" in err and f"Delete it (rm {part}" in err and "unexpected" not in err
+    assert outside.read_bytes() == b"mine" and site.gets == []  # refused before anything was asked for
+    assert not (folder / "bloodmnist.npz").exists()
+    assert part.is_symlink() if kind == "symlink" else os.path.lexists(part)  # what the user made stays
+
+
+def test_a_target_name_that_is_a_link_is_never_replaced(tmp_path, capsys):
+    outside = tmp_path / "elsewhere" / "x.npz"  # a dangling link: no file there yet
+    site = Site(files={"bloodmnist.npz": PAYLOAD})
+    with serve(site) as url:
+        config, folder = _download_config(tmp_path, url)
+        (folder / "bloodmnist.npz").symlink_to(outside)
+        assert main(["download", "medmnist", "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'bloodmnist.npz'} is a symbolic link to {outside}: nothing is written through a link" in err
+    assert (folder / "bloodmnist.npz").is_symlink() and not outside.parent.exists() and site.gets == []
+
+
+def test_a_folder_link_below_the_source_folder_is_refused_before_any_byte(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    root = tmp_path / "raw" / "Source"
+    root.mkdir(parents=True)
+    (root / "sub").symlink_to(outside)
+    with serve(Site(files={"x.npz": PAYLOAD})) as url, pytest.raises(UnsafePathError) as refused:
+        fetch_url(f"{url}/x.npz", root / "sub" / "x.npz", MD5, limits(timeout=5), root=root)
+    assert str(refused.value).startswith(f"{root / 'sub'} is a symbolic link to {outside}: nothing is written")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_source_folder_that_is_a_link_is_where_the_source_lives(tmp_path, capsys):
+    elsewhere = tmp_path / "disk2" / "medmnist"
+    elsewhere.mkdir(parents=True)
+    with serve(Site(files={"bloodmnist.npz": PAYLOAD})) as url:
+        config, folder = _download_config(tmp_path, url)
+        folder.rmdir()
+        folder.symlink_to(elsewhere)  # the configuration saying where this download lives, as raw_root does
+        assert main(["download", "medmnist", "--config", config]) == 0, capsys.readouterr().err
+    assert (elsewhere / "bloodmnist.npz").read_bytes() == PAYLOAD
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["bloodmnist.npz"]
+
+
+def test_the_final_name_is_never_taken_over_a_link_or_a_file_that_appeared(tmp_path):
+    """The race the look before a download cannot close: the name taken while the bytes came."""
+    from preprocess.formats.fsutil import place_new
+
+    root = tmp_path / "Source"
+    root.mkdir()
+    part, target, outside = root / "x.npz.part", root / "x.npz", tmp_path / "outside.npz"
+    part.write_bytes(PAYLOAD[:10])
+    target.symlink_to(outside)
+    with pytest.raises(UnsafePathError, match=rf"^{target} is a symbolic link to {outside}: nothing is written"):
+        place_new(part, target, root)
+    target.unlink()
+    target.write_bytes(b"theirs")
+    with pytest.raises(UnsafePathError, match=rf"^{target} appeared while it was downloaded: it is kept as it is"):
+        place_new(part, target, root)
+    assert target.read_bytes() == b"theirs" and part.read_bytes() == PAYLOAD[:10] and not outside.exists()
+
+
+# --- every stream has a bound (issue 39 item 7) -------------------------------------------------------------
+
+
+def test_an_endless_body_stops_at_the_size_bound_and_leaves_nothing(tmp_path):
+    site = Site(files={"x.npz": b""}, endless={"x.npz"})
+    target = tmp_path / "Source" / "x.npz"
+    refused = pytest.raises(RawDataError, match=r"holds more than 4194304 bytes \(more came\).*download_max_bytes")
+    started = time.monotonic()
+    with serve(site) as url, refused:
+        fetch_url(f"{url}/x.npz", target, MD5, limits(max_bytes=4 << 20, timeout=5, retries=0))
+    assert time.monotonic() - started < 10
+    assert list(target.parent.iterdir()) == []  # no .part, no temporary file
+
+
+def test_an_endless_body_stops_at_the_deadline_too(tmp_path):
+    site = Site(files={"x.npz": b""}, endless={"x.npz"})
+    target = tmp_path / "Source" / "x.npz"
+    started = time.monotonic()
+    with serve(site) as url, pytest.raises(RawDataError, match=r"did not finish within download_deadline, 2 s"):
+        fetch_url(f"{url}/x.npz", target, MD5, limits(deadline=2, timeout=5, retries=0))
+    assert 2 <= time.monotonic() - started < 8
+    part = target.with_name("x.npz.part")
+    assert [p.name for p in target.parent.iterdir()] == ["x.npz.part"]  # kept: the first bytes the server sent
+    assert 0 < part.stat().st_size <= limits().max_bytes and set(part.read_bytes()) == {0}
+
+
+def test_a_trickle_stops_at_the_deadline_the_user_can_raise_and_the_part_resumes(tmp_path, capsys):
+    site = Site(files={"bloodmnist.npz": PAYLOAD}, trickle={"bloodmnist.npz"})
+    with serve(site) as url:
+        config, folder = _download_config(tmp_path, url, download_deadline=3)
+        started = time.monotonic()
+        assert main(["download", "medmnist", "--config", config]) == 2
+        took = time.monotonic() - started
+        err = capsys.readouterr().err
+        part = folder / "bloodmnist.npz.part"
+        assert 3 <= took < 3 + 2 * TRICKLE + 2, took
+        kept = part.stat().st_size
+        assert f"did not finish within download_deadline, 3 s for one file: {kept} bytes came, kept in {part}" in err
+        assert "raise download_deadline in the config (seconds per file)" in err and "unexpected" not in err
+        assert 1 <= kept <= 3 and part.read_bytes() == PAYLOAD[:kept]
+        site.trickle.clear()
+        assert main(["download", "medmnist", "--config", config]) == 0
+    assert site.gets[-1] == ("bloodmnist.npz", f"bytes={kept}-")
+    assert sorted(p.name for p in folder.iterdir()) == ["bloodmnist.npz"]
+    assert (folder / "bloodmnist.npz").read_bytes() == PAYLOAD
+
+
+def test_a_part_larger_than_the_file_can_be_is_started_over(tmp_path):
+    target = tmp_path / "Source" / "x.npz"
+    target.parent.mkdir()
+    target.with_name("x.npz.part").write_bytes(b"\xff" * 2000)
+    site = Site(files={"x.npz": PAYLOAD[:1000]})
+    with serve(site) as url:
+        assert fetch_url(f"{url}/x.npz", target, hashlib.md5(PAYLOAD[:1000]).hexdigest(), limits(max_bytes=1500))
+    assert target.read_bytes() == PAYLOAD[:1000] and site.gets == [("x.npz", None)]
 
 
 def _medmnist_overrides(tmp_path, url: str) -> str:
@@ -83,6 +252,26 @@ def test_check_downloads_only_when_allowed(tmp_path):
         check = check_all(settings.registry(), settings, ["medmnist"], None)["medmnist"]
     assert check.file_ok("bloodmnist") and not check.file_ok("pathmnist")  # no URL given for that one here
     assert (tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz").read_bytes() == PAYLOAD
+
+
+def test_check_with_allow_download_refuses_a_linked_part_file_too(tmp_path):
+    outside = tmp_path / "elsewhere.bin"
+    outside.write_bytes(b"mine")
+    site = Site(files={"bloodmnist.npz": PAYLOAD, "chestmnist.npz": PAYLOAD})
+    with serve(site) as url:
+        values = {
+            "raw_root": str(tmp_path / "raw"),
+            "data_basedir": str(tmp_path / "data"),
+            "registry_overrides": _medmnist_overrides(tmp_path, url),
+            "allow_download": True,
+        }
+        part = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz.part"
+        part.parent.mkdir(parents=True)
+        part.symlink_to(outside)
+        settings = settings_from_dict(values)
+        with pytest.raises(UnsafePathError, match=rf"^{part} is a symbolic link to {outside}: nothing is written"):
+            check_all(settings.registry(), settings, ["medmnist"], None)
+    assert outside.read_bytes() == b"mine" and part.is_symlink() and ("bloodmnist.npz", None) not in site.gets
 
 
 def test_download_fetches_only_the_needed_zenodo_files_once(tmp_path, capsys):
@@ -151,20 +340,18 @@ NEEDED = [  # splits: test: the volumes whose slices the demo's CT-RATE task fil
 ]
 
 
-def test_hub_download_fetches_only_the_needed_files_verified_and_once(hub, demo, tmp_path, capsys, monkeypatch):
+def test_hub_download_fetches_only_the_needed_files_verified_and_once(hub, demo, tmp_path, capsys):
     site, files = hub
     config, target = _empty_raw_config(demo, tmp_path)
-    # a dropped transfer: huggingface_hub resumes from its last whole chunk (10 MiB upstream; 1 KiB here, for
-    # the demo's small volumes)
-    monkeypatch.setattr("huggingface_hub.constants.DOWNLOAD_CHUNK_SIZE", 1024)
+    # a dropped transfer resumes from the last byte that came: they are written as they arrive
     site.drop_after[f"{CT_RATE}/{NEEDED[1]}"] = 5000
     assert main(["download", "ct_rate", "--config", str(config)]) == 0, capsys.readouterr().err
     fetched = sorted({name.removeprefix(f"{CT_RATE}/") for name, _ in site.gets})
     assert fetched == NEEDED and len(files) > len(NEEDED)  # the _2 reconstructions and the train split stay
     asked = [ranges for name, ranges in site.gets if name == f"{CT_RATE}/{NEEDED[1]}"]
-    assert asked == [None, "bytes=4096-"]
+    assert asked == [None, "bytes=5000-"]
     held = {p.relative_to(target).as_posix(): p.read_bytes() for p in target.rglob("*") if p.is_file()}
-    assert held == {name: files[name] for name in NEEDED}  # nothing else: the staging folder is gone
+    assert held == {name: files[name] for name in NEEDED}  # nothing else: no .part is left
     gets = len(site.gets)
     assert main(["download", "ct_rate", "--config", str(config)]) == 0
     assert len(site.gets) == gets  # a second run fetches nothing
@@ -227,3 +414,82 @@ def test_credentialed_sites_get_the_commands_to_run(tmp_path):
     assert competition.startswith("kaggle competitions download -c aptos2019-blindness-detection -p '/r/")
     (dataset,) = commands(registry.source("brain_tumor_mri"), "/r", "b.txt")
     assert dataset.startswith("kaggle datasets download -d masoudnickparvar/brain-tumor-mri-dataset -p '/r/")
+
+
+# --- the Hub's files: never through a link, never more than listed (issue 39 items 7, 8) -------------------
+
+
+def _outside_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    return outside
+
+
+def test_a_folder_link_on_the_way_to_a_hub_file_is_refused_before_anything_is_fetched(hub, demo, tmp_path, capsys):
+    site, _ = hub
+    outside = _outside_folder(tmp_path)
+    config, target = _empty_raw_config(demo, tmp_path)
+    target.mkdir()
+    (target / "dataset").symlink_to(outside)
+    assert main(["download", "ct_rate", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {target / 'dataset'} is a symbolic link to {outside}: nothing is written through a link" in err
+    assert "Delete it" in err and "unexpected" not in err
+    assert site.gets == [] and sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+
+
+def test_a_staging_folder_left_as_a_link_is_never_written_through(hub, demo, tmp_path, capsys):
+    """Earlier versions staged Hub files in <raw>/<source>/.medheb-download/: one that is a link out of the raw
+    root is not used (nothing is staged: each file comes into its own .part) and stays as it is."""
+    _, files = hub
+    outside = _outside_folder(tmp_path)
+    config, target = _empty_raw_config(demo, tmp_path)
+    target.mkdir()
+    (target / ".medheb-download").symlink_to(outside)
+    assert main(["download", "ct_rate", "--config", str(config)]) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (target / ".medheb-download").is_symlink()
+    held = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file() and not p.is_symlink()}
+    assert held == set(NEEDED) and all((target / n).read_bytes() == files[n] for n in NEEDED)
+
+
+def test_a_hub_file_longer_than_listed_is_refused_and_nothing_kept(hub, demo, tmp_path, capsys):
+    site, files = hub
+    site.longer.add(NEEDED[2])
+    config, target = _empty_raw_config(demo, tmp_path)
+    assert main(["download", "ct_rate", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    size = len(files[NEEDED[2]])
+    said = f"{CT_RATE}/{NEEDED[2]} holds more than {size} bytes (it announces {size + 1024}), the most it may have"
+    assert said in err and "(the size the Hub lists)" in err and "nothing of it was kept" in err
+    assert not list(target.rglob("valid_2_a_1.nii.gz*"))
+
+
+def test_a_trickling_hub_file_stops_at_the_deadline(hub, demo, tmp_path, capsys):
+    site, _ = hub
+    site.trickle.add(f"{CT_RATE}/{NEEDED[0]}")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    config = demo_config_file(demo, tmp_path / "c.yaml", raw_root=str(raw), download_deadline=2)
+    started = time.monotonic()
+    assert main(["download", "ct_rate", "--config", str(config)]) == 2
+    assert time.monotonic() - started < 2 + 2 * TRICKLE + 3
+    err = capsys.readouterr().err
+    assert f"download of {CT_RATE}/{NEEDED[0]} did not finish within download_deadline, 2 s" in err
+    part = raw / "CT-RATE" / (NEEDED[0] + ".part")
+    assert f"kept in {part}" in err and 1 <= part.stat().st_size <= 2
+
+
+def test_a_cut_hub_file_is_replaced_by_name_never_written_through(hub, demo, tmp_path, capsys):
+    _, files = hub
+    outside = tmp_path / "outside.csv"
+    outside.write_bytes(b"cut")
+    config, target = _empty_raw_config(demo, tmp_path)
+    (target / NEEDED[0]).parent.mkdir(parents=True)
+    os.link(outside, target / NEEDED[0])  # a hard link: writing into the name would change the outside file
+    assert main(["download", "ct_rate", "--config", str(config)]) == 0, capsys.readouterr().err
+    assert f"{NEEDED[0]}: 3 bytes there, the Hub lists {len(files[NEEDED[0]])}: fetching it again" in (
+        capsys.readouterr().out
+    )
+    assert (target / NEEDED[0]).read_bytes() == files[NEEDED[0]] and outside.read_bytes() == b"cut"

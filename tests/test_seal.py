@@ -178,6 +178,9 @@ def test_a_build_keeps_results_out_of_data_basedir_a_validation_may_keep_them_th
         ["check", "--report-dir", "{raw}/reports"],
         ["register", "aptos2019", "--out", "{raw}/own.yaml"],
         ["validate", "{data}", "--subset", "2D_Task/APTOS", "--report", "{raw}/report.json"],
+        ["attest", "{data}", "--out", "{raw}/x.tsv"],
+        ["attest", "{data}", "--compare", "{data}/../theirs.tsv", "--out", "{raw}/mine.tsv"],
+        ["eval-config", "{data}", "--out", "{raw}/eval"],
     ],
 )
 def test_a_file_named_for_writing_inside_the_raw_root_is_refused(copy, argv):

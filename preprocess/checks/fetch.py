@@ -1,12 +1,21 @@
 """`medheb download`: fetch what the build reads of a source a library can fetch, into the raw root.
 
-- Files with a direct URL and a published MD5 (Zenodo: MedMNIST, MedSegBench) go through `pooch`: the known
-  hash, retries, a temporary name in the target folder, moved into place only when the hash matches. Its
-  downloader here resumes a `<name>.part` file with an HTTP Range request (pooch's own starts over).
-- Hugging Face datasets go through `huggingface_hub`, one needed file at a time (`hf_hub_download`, which
-  resumes a dropped transfer); each file lands in a staging folder inside the source's folder, is checked against
-  the Hub's listing (the LFS SHA-256, or the git blob id of a small file) and only then moved to its name. The
-  token is the one the user already has (`HF_TOKEN` or `hf auth login`); `HF_ENDPOINT` picks another Hub.
+Every file comes through one bounded stream (`fetch_file`):
+- into `<name>.part` beside its name, opened without following a link, with no link on the way below the
+  source's folder (fsutil.open_for_writing), resumed with an HTTP Range request;
+- at most the file's known size (the Hub's listing) or `download_max_bytes` (a file whose size nothing lists),
+  within `download_deadline` seconds for the file, every attempt of the run together, each read waiting at
+  most a minute: an endless body and a trickle stop, named;
+- checked (the MD5 the registry publishes, the Hub's hash) and only then given its name, which must be free or,
+  for a Hub file of another size than listed, a regular file (fsutil.place_new): never a link.
+The `.part` is the only file a download leaves: kept when a transfer stops (dropped, out of time), as it then
+holds the first bytes the server sent, in order, and no more than the bound, so the next run asks for the rest;
+removed when what came is not the file (more than the bound, another hash).
+
+- Direct URLs with a published MD5 (Zenodo: MedMNIST, MedSegBench): the file's `url` in the registry.
+- Hugging Face datasets: `huggingface_hub` lists the dataset at one commit (each file's size and hash) and
+  gives the token the user already has (`HF_TOKEN` or `hf auth login`); `HF_ENDPOINT` picks another Hub. Each
+  needed file comes from its resolve address at that commit.
 - Credentialed sites (PhysioNet, Kaggle, Synapse, ...) get the exact commands with the need list; no
   credential is ever stored or asked for here.
 Everything is written under `<raw_root>/<raw_dir>/` of that source only; a second run fetches nothing.
@@ -15,20 +24,30 @@ Everything is written under `<raw_root>/<raw_dir>/` of that source only; a secon
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import re
-import shutil
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.formats.fsutil import (
+    check_folders,
+    file_digest,
+    link_refusal,
+    open_for_writing,
+    open_regular,
+    place_new,
+    safe_relative,
+)
 
 _BLOCK = 1 << 20
 _PIECE = 1 << 16  # written as it arrives: a dropped connection loses at most this much of what came
 HF_DATASET = re.compile(r"^https://huggingface\.co/datasets/([^/]+/[^/?#]+)")
 PHYSIONET = re.compile(r"^https://physionet\.org/content/([^/]+)/([^/]+)/?")
 KAGGLE = re.compile(r"^https://www\.kaggle\.com/(?:datasets/([^/?#]+/[^/?#]+)|competitions/([^/?#]+))")
-STAGING = ".medheb-download"  # inside the source's raw folder: same file system, so the final move is a rename
 
 
 def hf_repo(source) -> str | None:
@@ -84,183 +103,321 @@ def commands(source, raw_root, list_file: str, config: str | None = None) -> lis
     return [f"see `medheb info {source.id}`: {source.download} offers no per-file download"]
 
 
-# --- Zenodo-style files: pooch ---------------------------------------------------------------------------
+# --- one bounded stream for every file ----------------------------------------------------------------------
 
 
-class _Resumable:
-    """A pooch downloader that keeps `<name>.part` across attempts and runs and asks only for the rest."""
+@dataclass(frozen=True)
+class Limits:
+    """What one file may take: `deadline` seconds (all its attempts in one run), `max_bytes` when no listing
+    gives its size, `timeout` seconds for one connect or one read, `retries` more attempts after a drop."""
 
-    def __init__(self, part: Path, timeout: float):
-        self.part, self.timeout = part, timeout
+    deadline: float
+    max_bytes: int
+    timeout: float = 60.0
+    retries: int = 2
 
-    def __call__(self, url: str, output_file, pooch) -> None:
+
+def limits(settings=None, **changes) -> Limits:
+    """The limits a config sets (`download_deadline`, `download_max_bytes`; None: the schema's defaults)."""
+    from preprocess.registry.config import defaults
+
+    values = defaults() if settings is None else vars(settings)
+    chosen = Limits(deadline=float(values["download_deadline"]), max_bytes=int(values["download_max_bytes"]))
+    return replace(chosen, **changes)
+
+
+class _Dropped(Exception):
+    """A transfer that stopped in a way another attempt may get past (a reset, a timeout, an HTTP 5xx)."""
+
+
+class _Oversized(RawDataError):
+    """More bytes came than the file may have: what came is not the file."""
+
+
+def fetch_file(
+    url: str, target: Path, root: Path, bounds: Limits, *, size: int | None = None, check=None,
+    headers: dict | None = None, replace: bool = False, what: str | None = None, denied: str = "", log=print,
+) -> None:  # fmt: skip
+    """Fetch `url` to `target` (under `root`, the source's folder) through `<target>.part`, within `bounds`.
+    `size`: the file's known size; `check(path)`: what is wrong with the finished file, or None; `replace`: a
+    regular file at `target` is replaced; `denied`: what to do on a 401/403."""
+    job = _Transfer(url, target.with_name(target.name + ".part"), size, bounds, headers or {}, what or url, denied)
+    with open_for_writing(job.part, root, append=True) as handle:
+        try:
+            job.fill(handle, log)
+        except BaseException as exc:
+            if isinstance(exc, _Oversized) or handle.tell() == 0:  # not the file's first bytes, or none
+                handle.close()
+                job.part.unlink(missing_ok=True)
+            raise
+    problem = check(job.part) if check else None
+    if problem is None and size is not None and job.part.stat().st_size != size:
+        problem = f"has {job.part.stat().st_size} bytes where {size} are listed"
+    if problem is not None:
+        job.part.unlink()
+        raise RawDataError(f"downloaded {job.what} {problem}; it was removed and nothing was placed at {target}. "
+                           "Run again")  # fmt: skip
+    place_new(job.part, target, root, replace=replace)
+
+
+class _Transfer:
+    """One file's attempts into its `.part`, at most `bound` bytes, until `give_up` (the monotonic clock)."""
+
+    def __init__(self, url, part: Path, size, bounds: Limits, headers: dict, what: str, denied: str):
+        self.url, self.part, self.size, self.bounds, self.headers = url, part, size, bounds, headers
+        self.what, self.denied = what, denied
+        self.bound = size if size is not None else bounds.max_bytes
+        self.give_up = time.monotonic() + bounds.deadline
+
+    def fill(self, handle, log) -> None:
+        """Bring the `.part` to the whole file: attempts from its end on, until a body ends or the known size is
+        there; a RawDataError when the attempts are spent or the deadline passed."""
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() > self.bound:  # more than the file can have: not its first bytes
+            _restart(handle)
+        for attempt in range(self.bounds.retries + 1):
+            if self.size is not None and handle.tell() == self.size:
+                return
+            try:
+                ended = self.attempt(handle)
+            except _Dropped as exc:
+                if time.monotonic() >= self.give_up:
+                    raise RawDataError(self.late(handle.tell())) from None
+                if attempt == self.bounds.retries:
+                    raise RawDataError(
+                        f"download of {self.what} stopped ({exc}); run again to resume after {handle.tell()} bytes "
+                        f"(kept in {self.part})"
+                    ) from None
+                log(f"{self.what}: {exc}; asking again from byte {handle.tell()}")
+                time.sleep(min(attempt + 1, max(self.give_up - time.monotonic(), 0)))
+                continue
+            if not ended:
+                raise RawDataError(self.late(handle.tell()))
+            return
+
+    def attempt(self, handle) -> bool:
+        """One GET from the `.part`'s end on, written as it arrives: True when the body ended, False when the
+        deadline passed first."""
         import requests
+        import urllib3
 
-        have = self.part.stat().st_size if self.part.exists() else 0
-        headers = {"Range": f"bytes={have}-"} if have else {}
-        with requests.get(url, headers=headers, stream=True, timeout=self.timeout) as response:
-            if not (response.status_code == 416 and have):  # 416 on a complete .part: nothing is left to fetch
-                response.raise_for_status()
-                resumed = bool(have) and response.status_code == 206
-                with open(self.part, "ab" if resumed else "wb") as handle:
-                    for block in response.iter_content(_PIECE):
-                        handle.write(block)
-        os.replace(self.part, output_file)  # pooch checks the hash of its temporary file, then moves it
+        have = handle.tell()
+        asked = {**self.headers, "Accept-Encoding": "identity"}  # the bytes as stored: the hash and Range are of them
+        if have:
+            asked["Range"] = f"bytes={have}-"
+        try:
+            response = requests.get(self.url, headers=asked, stream=True, timeout=self.bounds.timeout)
+        except requests.RequestException as exc:
+            raise _Dropped(_first_line(exc)) from None
+        with response:
+            if response.status_code == 416 and have:  # a complete .part: nothing is left to fetch
+                return True
+            _refused(response.status_code, self.url, self.what, self.denied)
+            if have and not _resumes(response, have):  # the whole file came instead of the rest: start over
+                _restart(handle)
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and handle.tell() + int(length) > self.bound:
+                raise _Oversized(self.oversized(f"it announces {handle.tell() + int(length)}"))
+            while time.monotonic() <= self.give_up:
+                try:  # read1: what has arrived, at once (read waits for the whole piece: a trickle, for hours)
+                    block = response.raw.read1(_PIECE, decode_content=False)
+                except (urllib3.exceptions.HTTPError, OSError) as exc:
+                    raise _Dropped(_first_line(exc)) from None
+                if not block:
+                    return True
+                if handle.tell() + len(block) > self.bound:
+                    raise _Oversized(self.oversized("more came"))
+                handle.write(block)
+            return False
+
+    def oversized(self, seen: str) -> str:
+        where = "the size the Hub lists" if self.size is not None else "download_max_bytes in the config"
+        return (
+            f"{self.what} holds more than {self.bound} bytes ({seen}), the most it may have ({where}): what came "
+            "is not the file, and nothing of it was kept. If a file that has no listed size truly is larger, "
+            "raise download_max_bytes (bytes per file)"
+        )
+
+    def late(self, have: int) -> str:
+        of = f" of {self.size}" if self.size is not None else ""
+        return (
+            f"download of {self.what} did not finish within download_deadline, {self.bounds.deadline:g} s for one "
+            f"file: {have}{of} bytes came, kept in {self.part}, and the next run asks for the rest. On a slow link "
+            "raise download_deadline in the config (seconds per file)"
+        )
 
 
-def fetch_url(url: str, target: Path, md5: str | None, retries: int = 2, timeout: float = 60.0, log=print) -> bool:
-    """Fetch one file to `target` unless it is there; True when bytes were fetched."""
-    import pooch
-    import requests
+def _restart(handle) -> None:
+    handle.seek(0)
+    handle.truncate()
 
+
+def _resumes(response, have: int) -> bool:
+    """The answer is the rest of the file from byte `have` on."""
+    ranged = re.match(r"bytes (\d+)-", response.headers.get("Content-Range", ""))
+    return response.status_code == 206 and ranged is not None and int(ranged.group(1)) == have
+
+
+def _refused(status: int, url: str, what: str, denied: str) -> None:
+    """Raise for an HTTP error status: _Dropped for a server's own trouble (another attempt may pass), else a
+    RawDataError saying what to do."""
+    if status < 400:
+        return
+    if status >= 500 or status in (408, 429):
+        raise _Dropped(f"HTTP {status}")
+    if status in (401, 403) and denied:
+        raise RawDataError(f"{what}: HTTP {status}, {denied}")
+    raise RawDataError(
+        f"{what}: HTTP {status} from {url}; nothing was fetched. Check the address, or download it by hand"
+    )
+
+
+def _md5_problem(md5: str | None):
+    def problem(path: Path) -> str | None:
+        actual = file_digest(path, "md5") if md5 else None
+        return None if actual == md5 else f"does not have md5 {md5} (it has {actual})"
+
+    return problem
+
+
+def fetch_url(url: str, target: Path, md5: str | None, bounds: Limits | None = None, root: Path | None = None,
+              log=print) -> bool:  # fmt: skip
+    """Fetch one file to `target` (under `root`: default its folder) unless it is there; True when fetched."""
+    if target.is_symlink():  # a dangling one too: the download would take its place
+        raise link_refusal(target)
     if target.exists():  # a user's file is never replaced: the raw check reports one with another MD5
         return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fetcher = pooch.create(
-        path=target.parent,
-        base_url="",
-        registry={target.name: f"md5:{md5}" if md5 else None},
-        urls={target.name: url},
-        retry_if_failed=retries,
-    )
-    part = target.with_name(target.name + ".part")
-    try:
-        fetcher.fetch(target.name, downloader=_Resumable(part, timeout))
-    except ValueError as exc:  # pooch: the hash did not match; its temporary file is gone
-        raise RawDataError(
-            f"downloaded {url} does not have md5 {md5} ({_first_line(exc)}); nothing was placed at {target}. "
-            "Run again, or download it by hand"
-        ) from None
-    except requests.RequestException as exc:
-        kept = part.stat().st_size if part.exists() else 0
-        raise RawDataError(
-            f"download of {url} stopped ({_first_line(exc)}); run again to resume after {kept} bytes"
-        ) from None
+    fetch_file(url, target, root or target.parent, bounds or limits(), check=_md5_problem(md5), log=log)
     log(f"downloaded {target.name} ({target.stat().st_size} bytes)")
     return True
 
 
-def fetch_open(source, raw_root: Path, wanted: set[str] | None = None, retries: int = 2, log=print) -> list[Path]:
+def fetch_open(source, raw_root: Path, wanted: set[str] | None = None, bounds: Limits | None = None,
+               log=print) -> list[Path]:  # fmt: skip
     """Fetch the files of a source that have a URL and are absent (`wanted`: only these paths)."""
     base = Path(raw_root) / source.raw_dir
+    chosen = [
+        spec
+        for spec in source.files
+        if spec.url and (wanted is None or wanted & set(spec.paths))
+        and not any((base / p).exists() for p in spec.paths)  # it, or an accepted alternative, is there
+    ]  # fmt: skip
+    check_folders([base / spec.paths[0] for spec in chosen], base)
     fetched = []
-    for spec in source.files:
-        if not spec.url or (wanted is not None and not wanted & set(spec.paths)):
-            continue
-        if any((base / p).exists() for p in spec.paths):  # it, or an accepted alternative, is there
-            continue
-        if fetch_url(spec.url, base / spec.paths[0], spec.md5, retries=retries, log=log):
+    for spec in chosen:
+        if fetch_url(spec.url, base / spec.paths[0], spec.md5, bounds, root=base, log=log):
             fetched.append(base / spec.paths[0])
     return fetched
 
 
-# --- Hugging Face datasets: huggingface_hub ----------------------------------------------------------------
+# --- Hugging Face datasets: huggingface_hub lists, the bounded stream fetches -------------------------------
 
 
-def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=print) -> list[Path]:
+def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, bounds: Limits | None = None,
+             log=print) -> list[Path]:  # fmt: skip
     """Fetch the needed files of a Hugging Face dataset (exact paths, and the files the patterns match) that are
-    absent or of another size, each verified against the Hub's listing before it is moved into place."""
-    from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+    absent or of another size, each verified against the Hub's listing before it is given its name."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.utils import build_hf_headers
 
     repo = hf_repo(source)
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: huggingface_hub reads it once, at its import
-    api = HfApi(endpoint=endpoint)
     base = Path(raw_root) / source.raw_dir
-    staging = base / STAGING
+    commit, listing = _hub_listing(repo, endpoint)
+    chosen = sorted(p for p in listing if p in files or any(fnmatch.fnmatch(p, pat) for pat in patterns))
+    absent = sorted(files - listing.keys())
+    if absent:
+        more = f" and {len(absent) - 1} more" if absent[1:] else ""
+        raise RawDataError(f"{repo} (commit {commit}) has no file {absent[0]}{more}; the release names it")
+    needed, whole = sum(listing[p].size for p in chosen), sum(e.size for e in listing.values())
+    log(f"{repo}: {len(chosen)} needed files, {needed} bytes, of the dataset's {len(listing)} files, {whole} bytes")
+    targets = {path: base / safe_relative(path, f"{repo}: the listed file") for path in chosen}
+    check_folders(list(targets.values()), base)  # a link on the way is named before anything is fetched
+    denied = _denied(repo)
+    headers = build_hf_headers()  # the user's token, when there is one
+    fetched = []
+    for path, target in targets.items():
+        entry = listing[path]
+        if target.is_file() and target.stat().st_size == entry.size:
+            continue
+        if target.is_file():  # a cut copy of the same file: the Hub's replaces it once verified
+            log(f"{path}: {target.stat().st_size} bytes there, the Hub lists {entry.size}: fetching it again")
+        url = hf_hub_url(repo, path, repo_type="dataset", revision=commit, endpoint=endpoint)
+        fetch_file(
+            url, target, base, bounds or limits(), size=entry.size, check=functools.partial(_hub_problem, entry=entry),
+            headers=headers, replace=True, what=f"{repo}/{path}", denied=denied, log=log,
+        )  # fmt: skip
+        fetched.append(target)
+        log(f"downloaded {path} ({entry.size} bytes)")
+    return fetched
+
+
+def _hub_listing(repo: str, endpoint: str | None) -> tuple[str, dict]:
+    """(the dataset's current commit, its files by path at that commit), or a RawDataError saying what to do."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    api = HfApi(endpoint=endpoint)
     try:
         commit = api.dataset_info(repo).sha
-        listing = {
-            entry.path: entry
-            for entry in api.list_repo_tree(repo, repo_type="dataset", recursive=True, revision=commit)
-            if hasattr(entry, "blob_id")
-        }
-        chosen = sorted(p for p in listing if p in files or any(fnmatch.fnmatch(p, pat) for pat in patterns))
-        absent = sorted(files - listing.keys())
-        if absent:
-            more = f" and {len(absent) - 1} more" if absent[1:] else ""
-            raise RawDataError(f"{repo} (commit {commit}) has no file {absent[0]}{more}; the release names it")
-        needed, whole = sum(listing[p].size for p in chosen), sum(e.size for e in listing.values())
-        log(f"{repo}: {len(chosen)} needed files, {needed} bytes, of the dataset's {len(listing)} files, {whole} bytes")
-        fetched = []
-        for path in chosen:
-            entry, target = listing[path], base / path
-            if not target.resolve().is_relative_to(base.resolve()):  # a listing's path never leaves the folder
-                raise RawDataError(f"{repo}: the listed path {path!r} leads outside {base}; not fetched")
-            if target.is_file() and target.stat().st_size == entry.size:
-                continue
-            staged = Path(
-                hf_hub_download(repo, path, repo_type="dataset", revision=commit, local_dir=staging, endpoint=endpoint)
-            )
-            _verify(staged, entry, f"{repo}/{path}")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, target)
-            fetched.append(target)
-            log(f"downloaded {path} ({entry.size} bytes)")
+        entries = api.list_repo_tree(repo, repo_type="dataset", recursive=True, revision=commit)
+        return commit, {entry.path: entry for entry in entries if hasattr(entry, "blob_id")}
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else None
         if status in (401, 403):
-            raise RawDataError(
-                f"{repo}: HTTP {status}, access refused. Sign in to Hugging Face, accept the conditions on "
-                f"https://huggingface.co/datasets/{repo} and give this machine your token (`hf auth login`, or "
-                "HF_TOKEN); then run again"
-            ) from None
-        raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
-    except OfflineModeIsEnabled:  # before LocalEntryNotFoundError's transport cases: nothing was asked of the Hub
+            raise RawDataError(f"{repo}: HTTP {status}, {_denied(repo)}") from None
+        raise RawDataError(f"{repo}: {_first_line(exc)}; run again") from None
+    except OfflineModeIsEnabled:
         raise RawDataError(
             f"{repo}: Hugging Face's offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set), so nothing "
             "can be fetched; unset it for this command, then run again"
         ) from None
-    except LocalEntryNotFoundError as exc:  # the Hub did not answer a file's metadata request
-        raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
     except Exception as exc:  # the HTTP client's own transport errors (refused, timed out, reset)
         if type(exc).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore"):
             raise
         raise RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume") from None
-    finally:
-        # verified files were moved out, and huggingface_hub keeps no partial file between runs: what is left
-        # is its metadata
-        shutil.rmtree(staging, ignore_errors=True)
-    return fetched
 
 
-def _verify(path: Path, entry, where: str) -> None:
+def _denied(repo: str) -> str:
+    return (
+        f"access refused. Sign in to Hugging Face, accept the conditions on https://huggingface.co/datasets/{repo} "
+        "and give this machine your token (`hf auth login`, or HF_TOKEN); then run again"
+    )
+
+
+def _hub_problem(path: Path, entry) -> str | None:
     """The Hub's own identity of the file: the SHA-256 of an LFS file, else the git blob id (sha1 of a header
-    and the bytes). A mismatch removes the staged file: nothing is placed."""
+    and the bytes)."""
     if entry.lfs is not None:
         expected, actual = entry.lfs.sha256, _digest(path, "sha256")
     else:
         digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
         expected, actual = entry.blob_id, _digest(path, digest=digest)
-    if actual != expected:
-        path.unlink()
-        raise RawDataError(
-            f"downloaded {where} has hash {actual}, the Hub lists {expected}; it was removed and nothing was placed. "
-            "Run again"
-        )
+    return None if actual == expected else f"has hash {actual}, the Hub lists {expected}"
 
 
 def _digest(path: Path, name: str = "", digest=None) -> str:
     digest = digest or hashlib.new(name)
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while block := handle.read(_BLOCK):
             digest.update(block)
     return digest.hexdigest()
 
 
 def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)  # urllib3's: (text, cause)
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def download(need, raw_root: Path, config: str | None = None, log=print) -> list[str]:
+def download(need, raw_root: Path, config: str | None = None, bounds: Limits | None = None, log=print) -> list[str]:
     """Fetch what a source's need lists, by the means its site allows; the commands to run by hand (with the
     need list) where no library can fetch it: empty when everything was fetched here."""
     source = need.source
     if any(spec.url for spec in source.files):
-        fetch_open(source, raw_root, wanted=need.files, log=log)
+        fetch_open(source, raw_root, wanted=need.files, bounds=bounds, log=log)
         left = [p for p in sorted(need.files) if not (Path(raw_root) / source.raw_dir / p).exists()]
         return [f"no direct URL for {p}: see `medheb info {source.id}`" for p in left]
     if hf_repo(source) is not None:
-        fetch_hf(source, need.files, need.patterns, raw_root, log=log)
+        fetch_hf(source, need.files, need.patterns, raw_root, bounds=bounds, log=log)
         return []
     return commands(source, raw_root, f"{source.id}-urls.txt", config)

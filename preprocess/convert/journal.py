@@ -41,7 +41,7 @@ FLUSH_SECONDS = 0.5
 # resuming them wrongly.
 NOT_OUTPUT_SETTINGS = frozenset(
     {"subsets", "splits", "shards", "demo", "verify_checksums", "validate_decode", "allow_download"}
-    | {"progress_interval", "raw_root_given", "build"}
+    | {"progress_interval", "raw_root_given", "build", "download_deadline", "download_max_bytes"}
 )
 _DETAIL = re.compile(r"([0-9]+):([0-9a-f]{64})")  # a file row's detail: size:sha256
 

@@ -1,7 +1,9 @@
-"""File-system helpers: atomic writes, hashing, safe relative paths."""
+"""File-system helpers: atomic writes, hashing, safe relative paths, files written inside a root without
+following a link."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -189,3 +191,160 @@ def open_regular(path, follow_links: bool = True):
     except BaseException:
         os.close(descriptor)
         raise
+
+
+# --- files written inside a root, never through a link ------------------------------------------------------
+# A download lands in `<raw_root>/<raw_dir>/...`: the root (that source's folder) may itself be a link (the
+# configuration saying where the source lives), nothing below it may be. Each folder is opened from the one
+# above it with O_NOFOLLOW, so what is checked is what is written into: no race between a look and the open.
+
+_NOT_SUPPORTED = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK}  # no hard links here
+
+
+def _what_is(path: Path) -> str:
+    """What stands at `path`, in words: a link and where it leads, or the file type."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "not a folder"
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {os.path.realpath(path)}"
+    return file_type(mode)
+
+
+def link_refusal(path: Path) -> UnsafePathError:
+    """The error for a link (or what is not a regular file) where a file is to be written: `path` named."""
+    return _refuse(path, _what_is(path))
+
+
+def _refuse(path: Path, what: str) -> UnsafePathError:
+    return UnsafePathError(
+        f"{path} is {what}: nothing is written through a link or into what is not a regular file. Delete it "
+        f"(rm {path}; a link's target is kept), then run again"
+    )
+
+
+def _folder(folder: Path, root: Path, make: bool) -> int:
+    """A descriptor of `folder` (`root` or a folder under it, as text), each part below `root` opened with
+    O_NOFOLLOW from the one above and made when absent (`make`); UnsafePathError naming the first link or
+    non-folder on the way."""
+    parts = PurePosixPath(os.path.relpath(folder, root)).parts
+    if parts == (".",):
+        parts = ()
+    if ".." in parts:
+        raise UnsafePathError(f"{folder} is not under {root}: nothing is written outside it")
+    if make:
+        root.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    current = root
+    try:
+        for part in parts:
+            current = current / part
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=descriptor)
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=descriptor)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _refuse(current, _what_is(current)) from None
+                raise OSError(exc.errno, exc.strerror, str(current)) from None
+            os.close(descriptor)
+            descriptor = inner
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def open_for_writing(path: Path, root: Path, append: bool = False):
+    """`path` (under `root`) opened for writing in binary mode, created when absent, truncated unless `append`.
+
+    Refused with UnsafePathError naming it, nothing written: a link at the name or on the way below `root`, a
+    folder, a FIFO, a device, or a file with other names (hard links: writing it would change them too). The
+    file is opened with O_NOFOLLOW and O_NONBLOCK (a FIFO neither blocks the open nor is written), then judged
+    by fstat: the file judged is the one written."""
+    folder = _folder(path.parent, root, make=True)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        descriptor = os.open(path.name, flags, 0o666, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
+            raise _refuse(path, _what_is(path)) from None
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        os.close(folder)
+    try:
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode):
+            raise _refuse(path, file_type(found.st_mode))
+        if found.st_nlink != 1:
+            raise _refuse(path, f"a file with {found.st_nlink} names (hard links), which a write would change too")
+        os.set_blocking(descriptor, True)
+        if not append:
+            os.ftruncate(descriptor, 0)
+        handle = os.fdopen(descriptor, "ab")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return handle
+
+
+def _appeared(target: Path, source: Path) -> UnsafePathError:
+    return UnsafePathError(
+        f"{target} appeared while it was downloaded: it is kept as it is, and the download stays in {source}; "
+        "move one of them away, then run again"
+    )
+
+
+def place_new(source: Path, target: Path, root: Path, replace: bool = False) -> None:
+    """Give the finished file `source` the name `target` (same folder, under `root`), never over a link or a
+    folder, nor over any file unless `replace` (a regular file only: a rename replaces the name, it never
+    writes through it). Without `replace` the name is taken with a hard link, which fails when the name
+    exists, then `source` is unlinked; where hard links are not supported, a look then a rename."""
+    if source.parent != target.parent:
+        raise ValueError(f"{source} and {target} are not in one folder")
+    folder = _folder(target.parent, root, make=False)
+    try:
+        try:
+            standing = os.lstat(target.name, dir_fd=folder).st_mode
+        except FileNotFoundError:
+            standing = None
+        if standing is not None and not stat.S_ISREG(standing):
+            raise _refuse(target, _what_is(target))
+        if standing is not None and not replace:
+            raise _appeared(target, source)
+        if standing is not None:
+            os.replace(source.name, target.name, src_dir_fd=folder, dst_dir_fd=folder)
+            return
+        try:
+            os.link(source.name, target.name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+        except FileExistsError:
+            raise _appeared(target, source) from None
+        except OSError as exc:
+            if exc.errno not in _NOT_SUPPORTED:
+                raise OSError(exc.errno, exc.strerror, str(target)) from None
+            os.rename(source.name, target.name, src_dir_fd=folder, dst_dir_fd=folder)
+            return
+        os.unlink(source.name, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def check_folders(paths, root: Path) -> None:
+    """UnsafePathError naming the first link or non-folder on the way from `root` to the folder of any of
+    `paths` (folders not made yet end the look): said before anything is written, not midway."""
+    for folder in dict.fromkeys(Path(path).parent for path in paths):
+        current = root
+        for part in PurePosixPath(os.path.relpath(folder, root)).parts:
+            if part == "..":
+                raise UnsafePathError(f"{folder} is not under {root}: nothing is written outside it")
+            if part == ".":
+                continue
+            current = current / part
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                break
+            if not stat.S_ISDIR(mode):
+                raise _refuse(current, _what_is(current))

@@ -3,6 +3,8 @@ is opened that is not a regular file.
 
 - `require_apart`: the raw root, DATA_BASEDIR and the results folder are three separate trees (none inside
   another, symbolic links resolved). The CLI and the workflow call it before any job.
+- `require_output`: a file a command writes where one of its options says (`--out`, `--report`, ...) is not in
+  the raw root, not a link, not a file of DATA_BASEDIR the pipeline did not write.
 - `link_out`: a folder link inside DATA_BASEDIR that leads out of it (into the raw root, or anywhere else).
   The top folders being apart is not enough: `DATA_BASEDIR/2D_Images/X -> raw/x` would carry the writes meant
   for X into the raw root. The writer (preprocess/convert/outputs.py) refuses such a folder, and validate
@@ -72,6 +74,60 @@ def require_outside(raw_root: Path | None, path: Path, what: str) -> None:
         raise ConfigError(
             f"{what} {path} is inside the raw root {raw_root}: the pipeline never writes into the raw root; "
             f"choose another {what}"
+        )
+
+
+def require_output(
+    path: Path, option: str, raw_root: Path | None, data_basedir: Path | None, results: Path | None,
+    names: tuple[str, ...] | None = None,
+) -> None:  # fmt: skip
+    """The one check of a file a command writes where an option says (`--out`, `--report`, `--manifest`, ...),
+    before anything is written: ConfigError naming the option and the path, with what to pass instead, when it
+    lies in the raw root, is a link, is not a regular file, or is an existing file of DATA_BASEDIR outside the
+    results folder (a release task JSON, a built image: files the pipeline never replaces). `names`: the option
+    names a folder, and these are the files written into it (the folder is checked as a folder, each file as
+    above). A new name in DATA_BASEDIR is allowed; an existing file elsewhere is replaced, atomically (the user
+    named it). `raw_root`, `data_basedir`, `results` None: not known to the command, not checked."""
+    require_outside(raw_root, path, option)
+    if names is None:
+        _require_file(path, option, data_basedir, results)
+        return
+    standing = _standing(path, option)
+    if standing not in (None, "a folder"):
+        raise ConfigError(f"{option} {path} is {standing}, not a folder; pass another {option}")
+    for name in names:
+        _require_file(path / name, option, data_basedir, results)
+
+
+def _standing(path: Path, option: str) -> str | None:
+    """What is at `path` in words (file_type), None when nothing is; ConfigError for a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        raise ConfigError(
+            f"{option} {path} is a symbolic link to {_real(path)}: the pipeline writes nothing through or over a "
+            f"link; pass the place itself ({_real(path)}) or another name (rm {path} removes the link, its target "
+            "is kept)"
+        )
+    return file_type(mode)
+
+
+def _require_file(path: Path, option: str, data_basedir: Path | None, results: Path | None) -> None:
+    standing = _standing(path, option)
+    if standing is None:
+        return
+    if standing != "a regular file":
+        raise ConfigError(f"{option} {path} is {standing}, not a file; pass a new file name as {option}")
+    real = _real(path)
+    in_tree = data_basedir is not None and _inside(real, _real(data_basedir))
+    if in_tree and not (results is not None and _inside(real, _real(results))):
+        where = f"in the results folder ({results}) or " if results is not None else ""
+        raise ConfigError(
+            f"{option} {path} is an existing file of DATA_BASEDIR {data_basedir} (a release file or a built "
+            f"output): the pipeline never replaces a file it did not write there. Pass a new file name, or one "
+            f"{where}outside DATA_BASEDIR"
         )
 
 

@@ -13,6 +13,7 @@ from preprocess.registry import records
 from preprocess.registry.loader import GROUPS, Registry, Subset, Task
 from preprocess.reports.summaries import unloadable_line
 
+NAMES = tuple(f"{group}.yaml" for group in GROUPS)  # the files written into the folder given
 HEADER = (
     "# Written by `python -m preprocess eval-config` for the task files built under DATA_BASEDIR.\n"
     "# The evaluation opens each record path as DATA_BASEDIR / image_root / path.\n"
@@ -35,7 +36,7 @@ def listed(registry: Registry, data_basedir: Path) -> list[tuple[Subset, Task, s
 
 def entries(registry: Registry, data_basedir: Path) -> dict[str, dict[str, dict]]:
     """Config file name -> {entry: fields} for every task file that exists and whose image root exists."""
-    configs: dict[str, dict[str, dict]] = {f"{group}.yaml": {} for group in GROUPS}
+    configs: dict[str, dict[str, dict]] = {name: {} for name in NAMES}
     for subset, task, data_path in listed(registry, data_basedir):
         entry = {"dataset_parser": task.parser, "dataset_name": task.name, "dataset_split": "test"}
         if task.image_root is not None:

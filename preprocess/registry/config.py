@@ -27,6 +27,8 @@ class Settings:
     build: str  # missing | all: what to do with a subset whose images are already in DATA_BASEDIR
     overwrite_existing: bool
     allow_download: bool
+    download_deadline: float  # seconds one downloaded file may take (preprocess/checks/fetch.py)
+    download_max_bytes: int  # the most a downloaded file of no listed size may hold
     on_bad_input: str
     orientation: object
     drr: dict
