@@ -161,7 +161,6 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
     """Fetch the needed files of a Hugging Face dataset (exact paths, and the files the patterns match) that are
     absent or of another size, each verified against the Hub's listing before it is moved into place."""
     from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
     repo = hf_repo(source)
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: huggingface_hub reads it once, at its import
@@ -197,26 +196,11 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
             os.replace(staged, target)
             fetched.append(target)
             log(f"downloaded {path} ({entry.size} bytes)")
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else None
-        if status in (401, 403):
-            raise RawDataError(
-                f"{repo}: HTTP {status}, access refused. Sign in to Hugging Face, accept the conditions on "
-                f"https://huggingface.co/datasets/{repo} and give this machine your token (`hf auth login`, or "
-                "HF_TOKEN); then run again"
-            ) from None
-        raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
-    except OfflineModeIsEnabled:  # before LocalEntryNotFoundError's transport cases: nothing was asked of the Hub
-        raise RawDataError(
-            f"{repo}: Hugging Face's offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set), so nothing "
-            "can be fetched; unset it for this command, then run again"
-        ) from None
-    except LocalEntryNotFoundError as exc:  # the Hub did not answer a file's metadata request
-        raise RawDataError(f"{repo}: {_first_line(exc)}; run again to resume") from None
-    except Exception as exc:  # the HTTP client's own transport errors (refused, timed out, reset)
-        if type(exc).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore"):
+    except Exception as exc:
+        error = hub_error(repo, exc)
+        if error is None:
             raise
-        raise RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume") from None
+        raise error from None
     finally:
         # verified files were moved out, and huggingface_hub keeps no partial file between runs: what is left
         # is its metadata
@@ -227,17 +211,22 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, log=pr
 def _verify(path: Path, entry, where: str) -> None:
     """The Hub's own identity of the file: the SHA-256 of an LFS file, else the git blob id (sha1 of a header
     and the bytes). A mismatch removes the staged file: nothing is placed."""
-    if entry.lfs is not None:
-        expected, actual = entry.lfs.sha256, _digest(path, "sha256")
-    else:
-        digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-        expected, actual = entry.blob_id, _digest(path, digest=digest)
+    expected, actual = hub_hashes(path, entry)
     if actual != expected:
         path.unlink()
         raise RawDataError(
             f"downloaded {where} has hash {actual}, the Hub lists {expected}; it was removed and nothing was placed. "
             "Run again"
         )
+
+
+def hub_hashes(path: Path, entry) -> tuple[str, str]:
+    """(the Hub's hash of a listed file, the same hash of the bytes at `path`): the SHA-256 of an LFS file, else
+    the git blob id."""
+    if entry.lfs is not None:
+        return entry.lfs.sha256, _digest(path, "sha256")
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    return entry.blob_id, _digest(path, digest=digest)
 
 
 def _digest(path: Path, name: str = "", digest=None) -> str:
@@ -250,6 +239,32 @@ def _digest(path: Path, name: str = "", digest=None) -> str:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def hub_error(repo: str, exc: Exception) -> RawDataError | None:
+    """What a failed exchange with the Hub means for the user, and what to do (None: `exc` is no such failure,
+    the caller raises it as it is). Shared by every command that fetches from the Hub."""
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    if isinstance(exc, HfHubHTTPError):
+        status = exc.response.status_code if exc.response is not None else None
+        if status in (401, 403):
+            return RawDataError(
+                f"{repo}: HTTP {status}, access refused. Sign in to Hugging Face, accept the conditions on "
+                f"https://huggingface.co/datasets/{repo} and give this machine your token (`hf auth login`, or "
+                "HF_TOKEN); then run again"
+            )
+        return RawDataError(f"{repo}: {_first_line(exc)}; run again to resume")
+    if isinstance(exc, OfflineModeIsEnabled):  # before LocalEntryNotFoundError's transport cases: nothing was asked
+        return RawDataError(
+            f"{repo}: Hugging Face's offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set), so nothing "
+            "can be fetched; unset it for this command, then run again"
+        )
+    if isinstance(exc, LocalEntryNotFoundError):  # the Hub did not answer a file's metadata request
+        return RawDataError(f"{repo}: {_first_line(exc)}; run again to resume")
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):  # the HTTP client's transport errors
+        return RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume")
+    return None
 
 
 def download(need, raw_root: Path, config: str | None = None, log=print) -> list[str]:
