@@ -27,6 +27,7 @@ class Settings:
     build: str  # missing | all: what to do with a subset whose images are already in DATA_BASEDIR
     overwrite_existing: bool
     allow_download: bool
+    release_repo: str  # the Hugging Face dataset `download release` fetches from
     on_bad_input: str
     orientation: object
     drr: dict
