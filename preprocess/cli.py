@@ -33,10 +33,11 @@ def _data_options(parser: argparse.ArgumentParser, basedir_positional: bool = Fa
     )
 
 
-def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_must_exist: bool = True):
+def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_must_exist: bool = True, **values):
     """Settings of a command: --config, else ./config.yaml when present (as the workflow), then the options.
 
-    `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable)."""
+    `basedir`: 'read' or 'write' when the command needs DATA_BASEDIR to be a folder (and writable); `values`:
+    config keys an option sets (None: not given), checked by the schema as the file's."""
     from preprocess.formats.rawroot import require_apart
     from preprocess.registry.config import find_config, load_settings, require_directory
 
@@ -45,6 +46,7 @@ def _settings(args, require_raw: bool = True, basedir: str | None = None, raw_mu
         require_raw=require_raw,
         data_basedir=getattr(args, "data_basedir", None),
         raw_root=getattr(args, "raw_root", None),
+        **values,
     )
     raw_root = settings.raw_root if settings.raw_root_given else None
     require_apart(raw_root, settings.data_basedir, getattr(args, "results", None), builds=basedir == "write")
@@ -340,6 +342,11 @@ def cmd_need(args) -> int:
 def cmd_download(args) -> int:
     from preprocess.checks import fetch, need
 
+    if "release" in args.source:
+        return _download_release(args)
+    given = [f"--{name}" for name in ("repo", "revision", "include", "subset") if getattr(args, name)]
+    if given:
+        raise PreprocessError(f"{', '.join(given)}: options of `medheb download release` only")
     settings = _settings(args, raw_must_exist=False)
     registry = settings.registry()
     for found in need.needs(settings, registry, [_source(registry, n).id for n in args.source], args.results).values():
@@ -347,6 +354,31 @@ def cmd_download(args) -> int:
         print("\n".join(need.check_lines({found.source.id: found}, settings.raw_root, None)))
         if left:
             print("  by hand:\n" + "\n".join(f"    {line}" for line in left))
+    return 0
+
+
+def _download_release(args) -> int:
+    """The release's files into DATA_BASEDIR: exit 1 when files already there with other bytes were kept."""
+    from preprocess.checks import fetch, releasefetch
+
+    if args.source != ["release"]:
+        others = " ".join(name for name in args.source if name != "release")
+        raise PreprocessError(
+            f"`release` is downloaded by itself: run `medheb download release`, then `medheb download {others}`"
+        )
+    settings = _settings(args, require_raw=False, basedir="write", raw_must_exist=False, release_repo=args.repo)
+    registry = settings.registry()
+    subsets = [_subset(registry, name) for name in args.subset]
+    patterns = releasefetch.selection(registry, args.include, subsets)
+    outcome = releasefetch.download_release(
+        settings.release_repo, args.revision, patterns, settings.data_basedir, fetch.limits(settings)
+    )
+    if outcome.kept:
+        print("Kept, with other bytes than the release's:\n" + "\n".join(outcome.kept_lines()))
+    print(outcome.summary())
+    if outcome.kept:
+        print(f"error: {outcome.kept_message(settings.data_basedir)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -793,8 +825,30 @@ def _args_need(p) -> None:
 
 
 def _args_download(p) -> None:
-    p.add_argument("source", nargs="+", help="source ids (see `list`)")
+    p.add_argument(
+        "source", nargs="+", help="source ids (see `list`): their needed files into the raw root; or `release`: the "
+        "benchmark's release from Hugging Face into DATA_BASEDIR (the options below)",
+    )  # fmt: skip
     _data_options(p)
+    release = p.add_argument_group(
+        "download release",
+        "Without --include or --subset: the task files (2D_Task/, 3D_Task/, Text_Task/) and Train_Data/ only, no "
+        "image (most of the release's size). A file already in DATA_BASEDIR is never replaced; one with other "
+        "bytes is listed, and the command exits 1.",
+    )
+    release.add_argument(
+        "--repo", help="the release's Hugging Face dataset, owner/name (default: the config's release_repo, "
+        "itself by default the public reviewer sample)",
+    )  # fmt: skip
+    release.add_argument("--revision", help="a branch, tag or commit of it (default: main)")
+    release.add_argument(
+        "--include", action="append", default=[], metavar="PATTERN", help="files to fetch, as huggingface_hub's "
+        "allow_patterns ('*' crosses '/'), e.g. 'Train_Data/**'; repeatable",
+    )  # fmt: skip
+    release.add_argument(
+        "--subset", action="append", default=[], metavar="KEY", help="a subset's task files, Train_Data files and "
+        "images (e.g. APTOS or 2D_Task/APTOS); repeatable",
+    )  # fmt: skip
 
 
 def _args_convert(p) -> None:
@@ -896,7 +950,11 @@ COMMANDS = {
     "info": ("one subset or source, with download instructions", cmd_info, _args_info),
     "check": ("check raw downloads: present, missing, incomplete, corrupt", cmd_check, _args_check),
     "need": ("the raw files the build reads of a source, from the release's records", cmd_need, _args_need),
-    "download": ("fetch those files of open and Hugging Face sources into the raw root", cmd_download, _args_download),
+    "download": (
+        "fetch those files of open and Hugging Face sources into the raw root; `download release`: the release",
+        cmd_download,
+        _args_download,
+    ),
     "convert": ("build one subset (or one shard of one conversion)", cmd_convert, _args_convert),
     "plan": ("estimate items, files, size, core-hours and jobs per subset and split", cmd_plan, _args_plan),
     "validate": ("check every image path of every task JSON", cmd_validate, _args_validate),

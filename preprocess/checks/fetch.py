@@ -323,7 +323,7 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, bounds
     repo = hf_repo(source)
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: huggingface_hub reads it once, at its import
     base = Path(raw_root) / source.raw_dir
-    commit, listing = _hub_listing(repo, endpoint)
+    commit, listing = hub_listing(repo, endpoint)
     chosen = sorted(p for p in listing if p in files or any(fnmatch.fnmatch(p, pat) for pat in patterns))
     absent = sorted(files - listing.keys())
     if absent:
@@ -333,7 +333,7 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, bounds
     log(f"{repo}: {len(chosen)} needed files, {needed} bytes, of the dataset's {len(listing)} files, {whole} bytes")
     targets = {path: base / safe_relative(path, f"{repo}: the listed file") for path in chosen}
     check_folders(list(targets.values()), base)  # a link on the way is named before anything is fetched
-    denied = _denied(repo)
+    denied_text = denied(repo)
     headers = build_hf_headers()  # the user's token, when there is one
     fetched = []
     for path, target in targets.items():
@@ -344,56 +344,71 @@ def fetch_hf(source, files: set[str], patterns: set[str], raw_root: Path, bounds
             log(f"{path}: {target.stat().st_size} bytes there, the Hub lists {entry.size}: fetching it again")
         url = hf_hub_url(repo, path, repo_type="dataset", revision=commit, endpoint=endpoint)
         fetch_file(
-            url, target, base, bounds or limits(), size=entry.size, check=functools.partial(_hub_problem, entry=entry),
-            headers=headers, replace=True, what=f"{repo}/{path}", denied=denied, log=log,
+            url, target, base, bounds or limits(), size=entry.size, check=functools.partial(hub_problem, entry=entry),
+            headers=headers, replace=True, what=f"{repo}/{path}", denied=denied_text, log=log,
         )  # fmt: skip
         fetched.append(target)
         log(f"downloaded {path} ({entry.size} bytes)")
     return fetched
 
 
-def _hub_listing(repo: str, endpoint: str | None) -> tuple[str, dict]:
-    """(the dataset's current commit, its files by path at that commit), or a RawDataError saying what to do."""
+def hub_listing(repo: str, endpoint: str | None, revision: str | None = None) -> tuple[str, dict]:
+    """(the dataset's commit at `revision`, default its main branch, and its files by path at that commit), or a
+    RawDataError saying what to do. Shared by every command that fetches from the Hub."""
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     api = HfApi(endpoint=endpoint)
     try:
-        commit = api.dataset_info(repo).sha
+        commit = api.dataset_info(repo, revision=revision).sha
         entries = api.list_repo_tree(repo, repo_type="dataset", recursive=True, revision=commit)
         return commit, {entry.path: entry for entry in entries if hasattr(entry, "blob_id")}
-    except HfHubHTTPError as exc:
+    except Exception as exc:
+        error = hub_error(repo, exc)
+        if error is None:
+            raise
+        raise error from None
+
+
+def hub_error(repo: str, exc: Exception) -> RawDataError | None:
+    """What a failed exchange with the Hub's API means for the user, and what to do (None: `exc` is no such
+    failure, the caller raises it as it is)."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         if status in (401, 403):
-            raise RawDataError(f"{repo}: HTTP {status}, {_denied(repo)}") from None
-        raise RawDataError(f"{repo}: {_first_line(exc)}; run again") from None
-    except OfflineModeIsEnabled:
-        raise RawDataError(
+            return RawDataError(f"{repo}: HTTP {status}, {denied(repo)}")
+        return RawDataError(f"{repo}: {_first_line(exc)}; run again")
+    if isinstance(exc, OfflineModeIsEnabled):
+        return RawDataError(
             f"{repo}: Hugging Face's offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set), so nothing "
             "can be fetched; unset it for this command, then run again"
-        ) from None
-    except Exception as exc:  # the HTTP client's own transport errors (refused, timed out, reset)
-        if type(exc).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore"):
-            raise
-        raise RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume") from None
+        )
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):  # the HTTP client's transport errors
+        return RawDataError(f"{repo}: cannot reach the Hub ({_first_line(exc)}); run again to resume")
+    return None
 
 
-def _denied(repo: str) -> str:
+def denied(repo: str) -> str:
     return (
         f"access refused. Sign in to Hugging Face, accept the conditions on https://huggingface.co/datasets/{repo} "
         "and give this machine your token (`hf auth login`, or HF_TOKEN); then run again"
     )
 
 
-def _hub_problem(path: Path, entry) -> str | None:
-    """The Hub's own identity of the file: the SHA-256 of an LFS file, else the git blob id (sha1 of a header
-    and the bytes)."""
-    if entry.lfs is not None:
-        expected, actual = entry.lfs.sha256, _digest(path, "sha256")
-    else:
-        digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-        expected, actual = entry.blob_id, _digest(path, digest=digest)
+def hub_problem(path: Path, entry) -> str | None:
+    """What is wrong with a fetched file by the Hub's own identity of it (hub_hashes), or None."""
+    expected, actual = hub_hashes(path, entry)
     return None if actual == expected else f"has hash {actual}, the Hub lists {expected}"
+
+
+def hub_hashes(path: Path, entry) -> tuple[str, str]:
+    """(the Hub's hash of a listed file, the same hash of the bytes at `path`): the SHA-256 of an LFS file, else
+    the git blob id."""
+    if entry.lfs is not None:
+        return entry.lfs.sha256, _digest(path, "sha256")
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    return entry.blob_id, _digest(path, digest=digest)
 
 
 def _digest(path: Path, name: str = "", digest=None) -> str:

@@ -37,11 +37,11 @@ FLUSH_SECONDS = 0.5
 
 # Settings that never change a conversion's output bytes: which subsets and splits a run builds (a shard's
 # own conversion and shard are in the fingerprint), how the raw check and validation work, how often progress
-# is logged. Every other setting is in the fingerprint, so a setting added later restarts shards rather than
-# resuming them wrongly.
+# is logged, where the release is downloaded from. Every other setting is in the fingerprint, so a setting
+# added later restarts shards rather than resuming them wrongly.
 NOT_OUTPUT_SETTINGS = frozenset(
     {"subsets", "splits", "shards", "demo", "verify_checksums", "validate_decode", "allow_download"}
-    | {"progress_interval", "raw_root_given", "build", "download_deadline", "download_max_bytes"}
+    | {"progress_interval", "raw_root_given", "build", "download_deadline", "download_max_bytes", "release_repo"}
 )
 _DETAIL = re.compile(r"([0-9]+):([0-9a-f]{64})")  # a file row's detail: size:sha256
 

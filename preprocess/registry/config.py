@@ -29,6 +29,7 @@ class Settings:
     allow_download: bool
     download_deadline: float  # seconds one downloaded file may take (preprocess/checks/fetch.py)
     download_max_bytes: int  # the most a downloaded file of no listed size may hold
+    release_repo: str  # the Hugging Face dataset `download release` fetches from
     on_bad_input: str
     orientation: object
     drr: dict

@@ -48,8 +48,13 @@ def task_image_root(data_basedir: Path, task: Task) -> Path | None:
 
 def subset_dir(data_basedir: Path, subset: Subset) -> Path:
     """The first folder of the image root under 2D_Images/ or 3D_Images/ (e.g. 2D_Images/BloodMNIST)."""
-    parts = Path(subset.image_root).parts
-    return data_basedir / parts[0] / parts[1]
+    return data_basedir / image_folder(subset)
+
+
+def image_folder(subset: Subset) -> str:
+    """subset_dir relative to DATA_BASEDIR, as text ('2D_Images/BloodMNIST'): every image of the subset, test
+    and train, and the release's placeholder of a restricted one, lie under it."""
+    return "/".join(Path(subset.image_root).parts[:2])
 
 
 def task_dir(data_basedir: Path, subset: Subset) -> Path:
