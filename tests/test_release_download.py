@@ -173,7 +173,7 @@ def test_a_link_at_a_release_name_is_kept_and_nothing_is_written_through_it(hub,
 
 
 def test_a_partial_file_linked_out_of_data_basedir_is_refused(hub, data, tmp_path):
-    site, url = hub
+    _, url = hub
     outside = tmp_path / "outside.json"
     outside.write_bytes(b"mine")
     (data / "2D_Task" / "APTOS").mkdir(parents=True)
