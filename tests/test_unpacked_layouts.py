@@ -107,6 +107,27 @@ def test_scene_graphs_extracted_build_the_crops_of_the_zip(demo_template, tmp_pa
                                       "DATA_BASEDIR" / SILVER / name))  # fmt: skip
 
 
+def test_register_records_an_extracted_scene_graph_folder_and_its_content(demo_template, tmp_path, capsys):
+    """`register` on the nested folder: the folder has no checksum, and the override keeps what it must hold
+    (an override replaces the registry's spec whole), so a check and a build with it still find the graphs."""
+    variant = Copy(demo_template, tmp_path / "nested", "chest_imagenome", splits={"2D_Task/ChestImagrome": "all"})
+    _unzip_scene_graphs(variant.raw, "nested")
+    mine = tmp_path / "mine.yaml"
+    code, out = variant.run(capsys, "register", "chest_imagenome", "--out", str(mine))
+    assert code == 0, out
+    spec = yaml.safe_load(mine.read_text())["sources"]["chest_imagenome"]["files"][2]
+    assert spec.pop("about").startswith("the silver boxes, one <dicom_id>_SceneGraph.json per image")
+    assert spec == {"id": "scene_graphs", "path": "silver_dataset/scene_graph", "holds": ["*_SceneGraph.json"],
+                    "split": "train"}  # fmt: skip
+    own = demo_config_file(variant.demo, tmp_path / "own.json", splits={"2D_Task/ChestImagrome": "all"})
+    document = yaml.safe_load((variant.demo / "registry-overrides.yaml").read_text())
+    document["sources"].update(yaml.safe_load(mine.read_text())["sources"])
+    (variant.demo / "registry-overrides.yaml").write_text(yaml.safe_dump(document))
+    assert main(["check", "--source", "chest_imagenome", "--strict", "--config", str(own)]) == 0
+    assert main(["convert", "2D_Task/ChestImagrome", "--config", str(own)]) == 0
+    assert sorted(_tree(variant.data / SILVER)) == CROPS
+
+
 def test_a_scene_graph_folder_without_scene_graphs_is_named(demo_template, tmp_path, capsys):
     variant = Copy(demo_template, tmp_path / "empty", "chest_imagenome", splits={"2D_Task/ChestImagrome": "all"})
     silver = variant.raw / "chest-imagenome" / "silver_dataset"
@@ -204,6 +225,16 @@ def _roco_expected(raw: Path) -> dict[str, bytes]:
             seq += 1
             expected[f"images/{split}_sample_{seq:06d}.jpg"] = cell["bytes"]
     return expected
+
+
+def test_info_says_which_roco_file_holds_what(capsys):
+    assert main(["info", "roco_qa"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  expects: data/Test-*.parquet (>= 1): the Test split of adishourya/ROCO-QA, the images of ROCO_test.json\n"
+        in out
+    )
+    assert "  expects: data/Train-*.parquet (>= 1): the Train rows, published apart as adishourya/ROCO-QA-Train" in out
 
 
 def _hub_names(raw: Path) -> None:
