@@ -209,11 +209,16 @@ def whole_count(source: Source) -> int:
 
 
 def _placed(source: Source, raw_root: Path) -> Callable[[str], Path]:
-    """Where a needed path lies in this copy: under a folder whose content was unpacked one level deeper
-    (CheXpert Plus's PNG/PNG/train/...; formats/unpacked.py), there; else where the registry says."""
+    """Where a needed path lies in this copy: a file a spec names first (`_add_specs`), where the copy holds
+    another of its names (the extracted scene_graph/ for scene_graph.zip); under a folder whose content was
+    unpacked one level deeper (CheXpert Plus's PNG/PNG/train/...; formats/unpacked.py), there; else where the
+    registry says."""
     base = Path(raw_root) / source.raw_dir
-    boundary, moved = Boundary(raw_root, base), {}
+    boundary, moved, other = Boundary(raw_root, base), {}, {}
     for spec in source.files:
+        held = [p for p in spec.paths if os.path.lexists(base / p)]
+        if held and held[0] != spec.paths[0]:
+            other[spec.paths[0]] = base / held[0]
         for folder in (spec.glob_folder, *spec.paths) if spec.holds else ():
             if folder and os.path.isdir(base / folder):
                 found, _ = unpacked.content_folder(base / folder, spec.holds, boundary)
@@ -221,7 +226,7 @@ def _placed(source: Source, raw_root: Path) -> Callable[[str], Path]:
 
     def place(path: str) -> Path:
         top = next((folder for folder in moved if path.startswith(folder)), None)
-        return moved[top] / path[len(top) :] if top else base / path
+        return other.get(path) or (moved[top] / path[len(top) :] if top else base / path)
 
     return place
 
