@@ -319,3 +319,26 @@ def test_roco_a_shard_set_that_would_shift_the_counter_is_refused(demo_template,
     code, out = variant.run(capsys, "convert", "2D_Task/ROCO-VQA")
     assert code == 2 and said in out, out
     assert not (variant.data / "2D_Images" / "ROCO-VQA").exists()
+
+
+def test_every_recipe_part_names_a_file_spec_of_its_source_and_the_order_keeps_train_files_last():
+    """A `{spec, split}` part of a parquet_extract recipe is looked up when the job runs: each must name a file
+    spec of the subset's source, and a spec only the train split reads (split: train) may come only after every
+    part of a test split (else the test numbers would need a file the test check never asks for)."""
+    from preprocess.registry import splits
+    from preprocess.registry.loader import load_registry
+
+    registry = load_registry()
+    kind = registry.kinds["parquet_extract"]
+    for subset in registry.subsets:
+        for conversion in subset.conversions:
+            if conversion.kind != "parquet_extract":
+                continue
+            source = registry.source(conversion.params.get("source") or subset.source_ids[0])
+            parts = [p for p in kind.recipes[conversion.params["dataset"]]["files"] if isinstance(p, dict)]
+            specs = [source.file(part["spec"]) for part in parts]
+            tested = set(conversion.params.get("splits", ()))
+            last_test = max((i for i, part in enumerate(parts) if part["split"] in tested), default=-1)
+            assert all(spec.split != "train" for spec in specs[: last_test + 1]), subset.key
+            needed = {s.id for s in splits.files(registry, None, subset)[source.id]}
+            assert {spec.id for spec in specs[: last_test + 1]} <= needed, subset.key
