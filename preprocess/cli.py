@@ -252,7 +252,10 @@ def _source_text(source, users, narrowed: list[str]) -> str:
     if source.variant:
         lines.append(f"  variant: {source.variant}")
     lines += [
-        f"  expects: {f.label}" + (f" (>= {f.min_count})" if f.glob else "") + (f" md5 {f.md5}" if f.md5 else "")
+        f"  expects: {f.label}"
+        + (f" (>= {f.min_count})" if f.glob else "")
+        + (f" md5 {f.md5}" if f.md5 else "")
+        + (f": {f.about}" if f.about else "")
         for f in source.files
     ]
     lines += [f"  used by: {', '.join(users)}", "", *narrowed, "", "The whole download:", source.instructions]

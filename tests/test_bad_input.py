@@ -1048,11 +1048,12 @@ def plant_cirrmri_latin1(p):
     p.line = path.read_bytes().count(b"\n")
 
 
-ROCO = "ROCO-QA/data/Train-00000-of-00001-91a106d1a22c7cc9.parquet"
+ROCO = "ROCO-QA/data/Train-00000-of-00001-91a106d1a22c7cc9.parquet"  # counted by the test split, not written
+ROCO_TEST = "ROCO-QA/data/Test-00000-of-00001-91a106d1a22c7cc9.parquet"  # the test split's images
 
 
 def plant_roco_reused_id(p):
-    _edit_parquet(p.raw / ROCO, "image_id", lambda ids: [ids[0]] * len(ids))
+    _edit_parquet(p.raw / ROCO_TEST, "image_id", lambda ids: [ids[0]] * len(ids))
 
 
 def plant_roco_zero_rows(p):
@@ -1277,7 +1278,7 @@ CLI_CASES = {
         "2D_Task/ROCO-VQA",
         {},
         0,
-        r"2 rows reuse an image_id with other bytes .*Train-00000-of-00001-91a106d1a22c7cc9.parquet row 1: image_id",
+        r"2 rows reuse an image_id with other bytes .*Test-00000-of-00001-91a106d1a22c7cc9.parquet row 1: image_id",
     ),
     "ROCO 0-row parquet": (
         plant_roco_zero_rows,

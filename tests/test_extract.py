@@ -135,27 +135,41 @@ ROCO_ORDER = [  # the benchmark's fixed reading order, with the demo's row count
 ]
 
 
-def test_roco_one_counter_over_the_files_in_the_fixed_order_bytes_unchanged(settings, demo):
-    _convert(settings, "ROCO-VQA")
-    root = demo / "DATA_BASEDIR" / "2D_Images" / "ROCO-VQA"
+def _roco_expected(raw: Path) -> dict[str, bytes]:
+    """Every name the benchmark's script gives the demo's rows (one counter over the five files in its order),
+    with the bytes stored in the row."""
     expected, seq = {}, 0
     for file, split, rows in ROCO_ORDER:
-        table = pq.read_table(demo / "raw" / "ROCO-QA" / "data" / file)
+        table = pq.read_table(raw / "ROCO-QA" / "data" / file)
         assert len(table) == rows
         for row in range(rows):
             seq += 1
             expected[f"images/{split}_sample_{seq:06d}.jpg"] = table.column("image")[row].as_py()["bytes"]
+    return expected
+
+
+def test_roco_one_counter_over_the_files_in_the_fixed_order_bytes_unchanged(demo):
+    """The test split writes the Test images alone, numbered after the rows of the three files before Test; the
+    train split (splits: all) the other four files' images, on the same counter."""
+    expected = _roco_expected(demo / "raw")
     assert "images/Test_sample_000007.jpg" in expected and "images/Valid_sample_000011.jpg" in expected
+    root = demo / "DATA_BASEDIR" / "2D_Images" / "ROCO-VQA"
+    _convert(demo_settings(demo), "ROCO-VQA")
+    assert _files(root) == ["images/Test_sample_000007.jpg", "images/Test_sample_000008.jpg",
+                            "images/Test_sample_000009.jpg"]  # fmt: skip
+    _convert(demo_settings(demo, splits={"2D_Task/ROCO-VQA": "all"}), "ROCO-VQA")
     assert _files(root) == sorted(expected)
     for name, data in expected.items():
         assert (root / name).read_bytes() == data
 
 
-def test_roco_a_missing_file_is_named_with_what_to_do(settings, demo):
+def test_roco_a_missing_file_is_named_with_what_it_holds(settings, demo):
     (demo / "raw" / "ROCO-QA" / "data" / "Valid-00001-of-00002.parquet").unlink()
     with pytest.raises(PreprocessError, match=r"roco_qa: missing: data/Valid-00001-of-00002.parquet") as caught:
         _convert(settings, "ROCO-VQA")
-    assert "the order Vaild, Train, Valid-00001, Test, Valid-00000" in str(caught.value).replace("\n       ", "")
+    message = str(caught.value).replace("\n       ", "")
+    assert "(the second Valid shard, counted by the benchmark before Test)" in message
+    assert "the order Vaild, Train, Valid-00001, Test, Valid-00000" in message
 
 
 # The release's names of the demo's VQA-RAD and MedPix images (its literal task JSONs) and the upstream row

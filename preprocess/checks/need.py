@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from preprocess.checks import release
+from preprocess.formats import unpacked
+from preprocess.formats.rawroot import Boundary
 from preprocess.registry import releasenames, splits, trainlist
 from preprocess.registry.loader import Conversion, Registry, Source, Subset
 
@@ -206,13 +208,36 @@ def whole_count(source: Source) -> int:
     return sum(spec.min_count if spec.glob else 1 for spec in source.files)
 
 
+def _placed(source: Source, raw_root: Path) -> Callable[[str], Path]:
+    """Where a needed path lies in this copy: a file a spec names first (`_add_specs`), where the copy holds
+    another of its names (the extracted scene_graph/ for scene_graph.zip); under a folder whose content was
+    unpacked one level deeper (CheXpert Plus's PNG/PNG/train/...; formats/unpacked.py), there; else where the
+    registry says."""
+    base = Path(raw_root) / source.raw_dir
+    boundary, moved, other = Boundary(raw_root, base), {}, {}
+    for spec in source.files:
+        held = [p for p in spec.paths if os.path.lexists(base / p)]
+        if held and held[0] != spec.paths[0]:
+            other[spec.paths[0]] = base / held[0]
+        for folder in (spec.glob_folder, *spec.paths) if spec.holds else ():
+            if folder and os.path.isdir(base / folder):
+                found, _ = unpacked.content_folder(base / folder, spec.holds, boundary)
+                moved[folder + "/"] = found or base / folder
+
+    def place(path: str) -> Path:
+        top = next((folder for folder in moved if path.startswith(folder)), None)
+        return other.get(path) or (moved[top] / path[len(top) :] if top else base / path)
+
+    return place
+
+
 def present(need: Need, raw_root: Path) -> tuple[list[str], list[str], int]:
     """(present, missing, bytes present) of the exact paths of a need under the raw root."""
-    base = Path(raw_root) / need.source.raw_dir
+    place = _placed(need.source, raw_root)
     have, lack, size = [], [], 0
     for path in sorted(need.files):
         try:
-            size += os.stat(base / path).st_size
+            size += os.stat(place(path)).st_size
             have.append(path)
         except OSError:
             lack.append(path)

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.formats import hfshards, unpacked
 from preprocess.formats.archive import archive_problem
 from preprocess.formats.fsutil import ChecksumCache
 from preprocess.formats.npzio import structure_problems
@@ -34,20 +35,27 @@ class FileResult:
     detail: str | None = None
     bad: list[str] = field(default_factory=list)  # matches of a glob that cannot be used, with why (first 20)
     bad_count: int = 0
+    about: str | None = None  # the registry's word on what the file holds and why it is read
 
     @property
     def reason(self) -> str:
+        if self.status == "ok":
+            return "ok"
+        return self._problem() + (f" ({self.about})" if self.about else "")
+
+    def _problem(self) -> str:
         if self.status == "unusable":
             return self.detail
         if self.status == "missing":
-            return f"missing: {self.spec}"
+            return f"missing: {self.detail or self.spec}"
         if self.status == "too_few":
-            return f"too few files: {self.spec} matches {self.count}, expected at least {self.expected_count}"
+            return (
+                self.detail
+                or f"too few files: {self.spec} matches {self.count}, expected at least {self.expected_count}"
+            )
         if self.status == "corrupt" and self.detail:
             return f"wrong content: {self.detail}"
-        if self.status == "corrupt":
-            return f"checksum differs: {self.found[0]} md5 {self.md5_actual}, expected {self.md5_expected}"
-        return "ok"
+        return f"checksum differs: {self.found[0]} md5 {self.md5_actual}, expected {self.md5_expected}"
 
 
 @dataclass
@@ -101,10 +109,35 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     return sorted(Path(p) for p in globlib.glob(os.path.join(escaped, pattern), recursive=True))
 
 
+def _content(base: Path, folder: Path, spec: FileSpec, boundary: Boundary, result: FileResult) -> bool:
+    """Whether `folder` (a spec's folder, present) holds the spec's content, at its top or one level deeper
+    (formats/unpacked.py); when not, the result says so, naming the folder expected."""
+    found, problem = unpacked.content_folder(folder, spec.holds, boundary)
+    if found is None:
+        missing = problem == unpacked.expected(folder, spec.holds)
+        result.status, result.detail = ("missing" if missing else "unusable"), problem
+        return False
+    result.found = [str(found.relative_to(base))]
+    return True
+
+
+def _shard_problem(base: Path, spec: FileSpec, matches: list[Path], result: FileResult) -> bool:
+    """Whether a glob's matches fail to be one complete set of shards; when they do, the result says how."""
+    problem = hfshards.set_problem([m.relative_to(base).as_posix() for m in matches])
+    if problem is not None:
+        result.status, result.detail = "too_few", f"{spec.glob}: {problem}"
+    return problem is not None
+
+
 def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, boundary: Boundary) -> FileResult:
     """One file spec: found or not, and usable (rawroot.Boundary: a regular file inside the raw root) or not."""
-    result = FileResult(spec.id, spec.label, "ok", expected_count=spec.min_count, md5_expected=spec.md5)
+    result = FileResult(
+        spec.id, spec.label, "ok", expected_count=spec.min_count, md5_expected=spec.md5, about=spec.about
+    )
     if spec.glob:
+        folder = base / spec.glob_folder if spec.holds else None
+        if folder is not None and os.path.lexists(folder) and not _content(base, folder, spec, boundary, result):
+            return result
         matches = _glob(base, spec.glob)
         folders = bool(matches) and all(m.is_dir() for m in matches)  # a glob of folders (files/p1[0-9])
         good = []
@@ -125,9 +158,15 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
             result.status = "missing"
         elif len(matches) < spec.min_count:
             result.status = "too_few"
+        elif spec.shards:
+            _shard_problem(base, spec, matches, result)
         return result
     for candidate in spec.paths:
         path = base / candidate
+        if spec.holds and os.path.isdir(path):  # a folder of the content, or a link to one: judged as a folder
+            result.count = 1
+            _content(base, path, spec, boundary, result)
+            return result
         if os.path.lexists(path):
             result.found, result.count = [candidate], 1
             problem = boundary.problem(path)

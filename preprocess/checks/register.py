@@ -18,41 +18,43 @@ def observed_files(source, raw_root: Path) -> tuple[list[dict], list[str]]:
 
     Files the copy lacks keep their registry expectations; their ids are returned as the second value.
     """
-    specs, absent = _observed(source, layout.raw_dir(raw_root, source))
-    for spec, entry in zip(source.files, specs, strict=True):
-        if spec.split != "test":
-            entry["split"] = spec.split  # a train file stays needed only for the train split
-    return specs, absent
+    return _observed(source, layout.raw_dir(raw_root, source))
 
 
 def _observed(source, base: Path) -> tuple[list[dict], list[str]]:
     specs, absent = [], []
     for spec in source.files:
-        if spec.glob:
-            count = len(_glob(base, spec.glob))
-            if count == 0:
-                absent.append(spec.id)
-                count = spec.min_count
-            specs.append({"id": spec.id, "glob": spec.glob, "min_count": count})
-            continue
-        found = next((p for p in spec.paths if (base / p).exists()), None)
-        if found is None:
+        entry, found = _observed_spec(spec, base)
+        if not found:
             absent.append(spec.id)
-            entry = {"id": spec.id, "path": list(spec.paths)}
-            if spec.md5:
-                entry["md5"] = spec.md5
-            if spec.npz:
-                entry["npz"] = {k: v for k, v in spec.npz.items() if k != "size"}
-            specs.append(entry)
-            continue
+        # an override replaces the whole spec: what the registry says beyond names and sums is kept (the split
+        # that needs the file, what it holds, the content of a folder, a shard set)
+        split = spec.split if spec.split != "test" else None
+        kept = {"split": split, "about": spec.about, "holds": list(spec.holds), "shards": spec.shards}
+        entry.update({key: value for key, value in kept.items() if value})
+        specs.append(entry)
+    return specs, absent
+
+
+def _observed_spec(spec, base: Path) -> tuple[dict, bool]:
+    """(the spec as this copy holds it, whether the copy holds it)."""
+    if spec.glob:
+        count = len(_glob(base, spec.glob))
+        return {"id": spec.id, "glob": spec.glob, "min_count": count or spec.min_count}, count > 0
+    found = next((p for p in spec.paths if (base / p).exists()), None)
+    if found is None:
+        entry = {"id": spec.id, "path": list(spec.paths)}
+        if spec.md5:
+            entry["md5"] = spec.md5
+        if spec.npz:
+            entry["npz"] = {k: v for k, v in spec.npz.items() if k != "size"}
+    elif spec.holds and (base / found).is_dir():  # a folder has no checksum: its content is what the check looks for
+        entry = {"id": spec.id, "path": found}
+    else:
         entry = {"id": spec.id, "path": found, "md5": file_digest(base / found, "md5")}
         if spec.npz:
             entry["npz"] = _observed_npz(base / found, spec.npz)
-        specs.append(entry)
-    for entry, spec in zip(specs, source.files, strict=True):
-        if spec.split != "test":  # the split that needs the file stays with it
-            entry["split"] = spec.split
-    return specs, absent
+    return entry, found is not None
 
 
 def _observed_npz(path: Path, spec: dict) -> dict:

@@ -29,7 +29,9 @@ Recipes (the route a source variant selects is in brackets):
                          A region annotated twice on one image keeps its last box (the script overwrites).
   chest_imagenome_silver  the crops that the subset's Train_Data JSONL files name (paths matching `crop` under
                          the image root; no JSONL, no crops): boxes from <dicom_id>_SceneGraph.json read inside
-                         silver_dataset/scene_graph.zip (the last object of a region, skipped when a coordinate
+                         silver_dataset/scene_graph.zip, or in the folder it was extracted to (flat, or one
+                         level deeper: scene_graph/scene_graph/; preprocess.formats.unpacked) (the last object
+                         of a region, skipped when a coordinate
                          is null), on the MIMIC-CXR-JPG image of its patient_id and study_id; class_id numbers
                          the sorted region names of all scene graphs (or params.classes). A named crop the scene
                          graphs do not hold is logged and left out (the validation summary lists it).
@@ -142,6 +144,8 @@ def _spec_path(ctx, file_id: str, source_id: str | None = None) -> Path:
     spec = source.file(file_id)
     base = ctx.raw_dir(source_id)
     path = next((base / p for p in spec.paths if os.path.lexists(base / p)), base / spec.paths[0])
+    if spec.holds and os.path.isdir(path):  # a folder of the content (scene graphs), maybe one level deeper
+        return ctx.raw_content(path, spec.holds)
     return ctx.raw_file(path) if os.path.lexists(path) else path  # a missing one is named where it is read
 
 
@@ -286,11 +290,16 @@ def _chest_imagenome_gold(ctx) -> list[Item]:
 
 def _chest_imagenome_silver(ctx) -> list[Item]:
     """One item per image the subset's Train_Data JSONL names silver crops of (none without a JSONL)."""
-    graphs = SceneGraphs(_spec_path(ctx, "scene_graphs", "chest_imagenome"))
+    graphs = SceneGraphs(_spec_path(ctx, "scene_graphs", "chest_imagenome"), ctx.raw_file)
     wanted = trainlist.wanted(ctx.settings.data_basedir, ctx.registry, ctx.subset, ctx.params["crop"])
     if not wanted:
         ctx.log(f"{ctx.subset.key}: no Train_Data JSONL names a silver crop; nothing to build")
         return []
+    if not graphs.members():  # every wanted crop would be "no box": an empty build is no build
+        raise RawDataError(
+            f"{graphs.path} holds no <dicom_id>{scenegraph.SUFFIX}: it is not Chest ImaGenome's scene_graph.zip "
+            "(or its extracted folder); download silver_dataset/scene_graph.zip again"
+        )
     names = ctx.params.get("classes") or graphs.names()
     by_image: dict[str, list] = defaultdict(list)
     for fields in wanted:

@@ -17,6 +17,7 @@ from preprocess.convert.journal import Journal, fingerprint, journal_path
 from preprocess.convert.outputs import remove_parts, require_inside, set_ours_folder, set_part_tag, write, write_error
 from preprocess.convert.progress import Progress, terminal_stream
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
+from preprocess.formats import unpacked
 from preprocess.formats.fsutil import is_within
 from preprocess.formats.manifest import write_manifest
 from preprocess.formats.rawroot import Boundary
@@ -161,10 +162,19 @@ class ConversionContext:
         """`path` when it can be read as a raw file (a folder, when `folder`) of this subset's sources: a regular
         file, readable, that resolves inside the raw root or a source's folder (preprocess.formats.rawroot); else
         RawDataError naming it, bad input of the item being built."""
+        return self._raw_boundary().check(path, folder)
+
+    def raw_content(self, folder, holds) -> Path:
+        """The level of raw folder `folder` that holds its content (globs `holds`, a file spec's): the folder
+        itself, or the folder of its own name inside it where the download was unpacked one level deeper
+        (preprocess.formats.unpacked); else RawDataError naming the folder expected."""
+        return unpacked.require(Path(folder), holds, self._raw_boundary())
+
+    def _raw_boundary(self) -> Boundary:
         if self._boundary is None:
             folders = [self.raw_dir(source_id) for source_id in self.subset.source_ids]
             self._boundary = Boundary(self.settings.raw_root, *folders)
-        return self._boundary.check(path, folder)
+        return self._boundary
 
     def mine(self, items: list) -> list:
         """This shard's items: position modulo the shard count, over a stable order."""

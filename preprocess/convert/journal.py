@@ -19,6 +19,7 @@ job's done-marker) is written.
 
 from __future__ import annotations
 
+import glob as globlib
 import hashlib
 import json
 import os
@@ -49,11 +50,11 @@ _DETAIL = re.compile(r"([0-9]+):([0-9a-f]{64})")  # a file row's detail: size:sh
 def fingerprint(ctx) -> str:
     """What decides a shard's outputs: the conversion and its params, its shard, every setting that changes an
     output, the raw folders it reads and the identity (size, mtime) of the raw files the registry names by path
-    (the tables, archives and npz files every item of the shard is made from)."""
+    or as a set of shards (the tables, archives and npz files every item of the shard is made from)."""
     settings = {k: v for k, v in asdict(ctx.settings).items() if k not in NOT_OUTPUT_SETTINGS}
     needed = ctx.registry.files_needed(ctx.subset)
     folders = {source_id: layout.raw_dir(ctx.settings.raw_root, ctx.registry.source(source_id)) for source_id in needed}
-    named = sorted({str(folders[s] / path) for s, specs in needed.items() for spec in specs for path in spec.paths})
+    named = sorted({path for s, specs in needed.items() for spec in specs for path in _named(folders[s], spec)})
     facts = {
         "subset": ctx.subset.key,
         "conversion": ctx.conversion.name,
@@ -66,6 +67,14 @@ def fingerprint(ctx) -> str:
         "raw_files": {path: _identity(path) for path in named},
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _named(folder: Path, spec) -> list[str]:
+    """The raw files of a spec that every item may depend on: its paths, or the matches of a shard set (a few
+    files, numbered across: one re-downloaded shard renumbers the rest)."""
+    if spec.shards:
+        return globlib.glob(os.path.join(globlib.escape(str(folder)), spec.glob))
+    return [str(folder / path) for path in spec.paths]
 
 
 def _identity(path: str) -> list[int] | None:

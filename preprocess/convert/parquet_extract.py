@@ -3,13 +3,17 @@
 
 params:
   dataset     a recipe (the kind's `recipes` in registry/kinds.yaml): which files (and in which order), which
-              columns, which naming rule (RULES below)
+              columns, which naming rule (RULES below). Its `files` are paths or globs under the source's
+              folder, or `{spec, split}` entries: the files of one of the source's file specs (its path, or its
+              glob's matches in order: one complete set of shards when the spec says `shards`), named by `split`
   name        the output path under the subset folder; its fields depend on the recipe's rule:
-                sequence     {split} (file stem before the first "-"), {seq} (one counter over the files in the
-                             recipe's order, from 1), {ext} (ROCO-QA)
+                sequence     {split} (the entry's split, else the file stem before the first "-"), {seq} (one
+                             counter over the rows of the files in the recipe's order, from 1), {ext} (ROCO-QA)
                 split_table  {split} (from the split CSV), {label} (the class name of the label column),
                              {fold} (position of the file in the recipe's list, from 1), {row} (PanNuke)
-  splits      sequence, split_table: the splits written (others are skipped, with a line in the log)
+  splits      sequence, split_table: the splits written (others are skipped, with a line in the log). The
+              sequence rule reads the files of the written splits, the row counts (footers only) of the files
+              before the last of them in the recipe's order, and nothing of the files after it
   labels      split_table: label value -> class name; a row whose label is null or outside 0..len(labels)-1 is
               skipped and counted in the log, as the PanNuke script skips it (a label of another type is bad input)
   split_keys  split_table: the CSV key of a row, templates tried in order (same fields as `name`)
@@ -34,6 +38,7 @@ import pyarrow.parquet as pq
 
 from preprocess.convert.outputs import Data, Result
 from preprocess.errors import RawDataError
+from preprocess.formats import hfshards
 from preprocess.formats.csvio import read_split_csv
 from preprocess.formats.imagetype import image_extension
 from preprocess.formats.parquet import iter_images
@@ -86,12 +91,75 @@ def list_rows(base: Path, patterns: list[str], what: str, log=print, raw_file=No
     return rows
 
 
+def _spec_files(ctx, base: Path, file_id: str) -> list[Path]:
+    """The files of one of the source's file specs: its first present path, or its glob's sorted matches (one
+    complete set of shards when the spec says so); RawDataError naming the file and what it holds."""
+    spec = ctx.source(ctx.params.get("source")).file(file_id)
+    what = f"{ctx.subset.key}: {base / spec.label}" + (f" ({spec.about})" if spec.about else "")
+    if spec.paths:
+        found = [base / p for p in spec.paths if os.path.lexists(base / p)]
+        if not found:
+            raise RawDataError(f"{what} is missing; download it, keeping the upstream name")
+        return found[:1]
+    files = sorted(Path(p) for p in globlib.glob(os.path.join(globlib.escape(str(base)), spec.glob)))
+    if not files:
+        raise RawDataError(f"{what}: no file matches; download it, keeping the upstream names")
+    problem = hfshards.set_problem([f.relative_to(base).as_posix() for f in files]) if spec.shards else None
+    if problem is not None:
+        raise RawDataError(f"{what}: {problem}")
+    return files
+
+
+def _sequence_files(ctx) -> list[tuple[str, Path]]:
+    """(the split its rows are named by, the file) of the recipe's files up to the last one of a written split
+    (params.splits; default all), in the recipe's order: the files after it are not even looked for."""
+    base, entries, wanted = ctx.raw_dir(ctx.params.get("source")), ctx.recipe["files"], ctx.params.get("splits")
+    if all(isinstance(entry, str) for entry in entries):  # each file's stem before its first "-" names its split
+        files = [(_stem_split(str(path)), path) for path in _files(base, entries, ctx.subset.key)]
+    else:
+        files = [(entry["split"], entry["spec"]) for entry in entries]
+    last = max((i for i, (split, _) in enumerate(files) if wanted is None or split in wanted), default=-1)
+    return [
+        (split, path)
+        for split, found in files[: last + 1]
+        for path in ([found] if isinstance(found, Path) else _spec_files(ctx, base, found))
+    ]
+
+
+def numbered(ctx) -> list[tuple[str, Path, int, int]]:
+    """(split, file, counter value of its row 0, rows) of the sequence rule's files up to the last one whose
+    split is written: those before it are read for their row counts (the footer) alone, and the files after it
+    not at all, so a split needs only the files its numbers depend on."""
+    result, counted = [], 0
+    for split, path in _sequence_files(ctx):
+        rows = row_count(ctx.raw_file(path))
+        if rows == 0:
+            raise RawDataError(
+                f"{path}: 0 rows, no image to extract; download it again (the benchmark numbers every image with "
+                f"one counter over the rows of {_order(ctx)}, in that order)"
+            )
+        result.append((split, path, counted + 1, rows))
+        counted += rows
+    return result
+
+
+def _order(ctx) -> str:
+    source = ctx.source(ctx.params.get("source"))
+    entries = ctx.recipe["files"]
+    return ", ".join(e if isinstance(e, str) else source.file(e["spec"]).label for e in entries)
+
+
 def plan(ctx) -> list[tuple[str, int]]:
     recipe = ctx.recipe
-    items = list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log, ctx.raw_file)
-    if recipe["rule"] == "sequence" and "splits" in ctx.params:
-        items = [item for item in items if _stem_split(item[0]) in ctx.params["splits"]]
-    return items
+    if recipe["rule"] == "sequence":
+        wanted = ctx.params.get("splits")
+        return [
+            (str(path), row)
+            for split, path, _, rows in numbered(ctx)
+            if wanted is None or split in wanted
+            for row in range(rows)
+        ]
+    return list_rows(ctx.raw_dir(ctx.params.get("source")), recipe["files"], ctx.subset.key, ctx.log, ctx.raw_file)
 
 
 def produce(ctx, items):
@@ -178,21 +246,16 @@ class _Sequence(_Rule):
 
     def __init__(self, ctx, recipe):
         super().__init__(ctx, recipe)
-        base = ctx.raw_dir(ctx.params.get("source"))
-        self.first: dict[str, int] = {}  # file -> counter value of its row 0
-        counted = 0
-        for path in _files(base, recipe["files"], ctx.subset.key):
-            self.first[str(path)] = counted + 1
-            counted += row_count(path)
-
+        # file -> (the split its rows are named by, counter value of its row 0)
+        self.first = {str(path): (split, first) for split, path, first, _ in numbered(ctx)}
         self.ids: dict[str, tuple[str, str]] = {}  # image_id -> (digest of its bytes, where first seen)
         self.reused: list[str] = []
 
     def __call__(self, record):
         data, extension = image_bytes(record)
-        seq = self.first[str(record.file)] + record.row
+        split, first = self.first[str(record.file)]
         self._note_id(record, data)
-        return self.template.format(split=_stem_split(str(record.file)), seq=seq, ext=extension), data
+        return self.template.format(split=split, seq=first + record.row, ext=extension), data
 
     def _note_id(self, record, data: bytes) -> None:
         """An image_id met again with other bytes: both rows are written (the counter names them), and the

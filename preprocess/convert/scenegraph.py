@@ -1,5 +1,7 @@
 """Chest ImaGenome's silver scene graphs (`<dicom_id>_SceneGraph.json`), read where they lie: as members of
-silver_dataset/scene_graph.zip (never extracted: hundreds of thousands of files) or in an extracted folder.
+silver_dataset/scene_graph.zip (never extracted: hundreds of thousands of files) or in an extracted folder (the
+level that holds them: the caller finds it, ConversionContext.raw_content, since an unpacking may have put them
+one level deeper, scene_graph/scene_graph/).
 
 A scene graph holds the image's `patient_id`, `study_id` and `objects`: one per region with its `bbox_name`
 and its box in the original image (`original_x1`, `original_y1`, `original_x2`, `original_y2`; null when the
@@ -14,15 +16,19 @@ import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.formats.archive import copies_by_name, read_member
+from preprocess.formats.archive import MAX_MEMBER_BYTES, copies_by_name, read_member
+from preprocess.formats.fsutil import open_regular
 
 SUFFIX = "_SceneGraph.json"
 BOX = ("original_x1", "original_y1", "original_x2", "original_y2")
 
 
 class SceneGraphs:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, raw_file=None):
+        """`path`: the zip, or the folder that holds the scene graphs; `raw_file` (ConversionContext.raw_file)
+        judges each file of a folder before it is read (a link out of the raw root, a FIFO)."""
         self.path = path
+        self._raw_file = raw_file or (lambda file: file)
         self._zip, self._pid, self._members, self._copies = None, None, None, {}
 
     def _archive(self) -> zipfile.ZipFile:
@@ -53,7 +59,7 @@ class SceneGraphs:
         where = f"{self.path}: {name}"
         try:
             if self.path.is_dir():
-                data = (self.path / name).read_bytes()
+                data = _read_bounded(self._raw_file(self.path / name), where)
             else:
                 data = read_member(self._archive(), self.path, self._copies[name])
             graph = json.loads(data)
@@ -71,6 +77,17 @@ class SceneGraphs:
             objects = self.read(dicom_id).get("objects", [])
             found.update(o["bbox_name"] for o in objects if isinstance(o, dict) and o.get("original_x1") is not None)
         return found
+
+
+def _read_bounded(path: Path, where: str) -> bytes:
+    """A scene graph file's bytes, refused unread over the bound a zip member has (archive.MAX_MEMBER_BYTES)."""
+    with open_regular(path) as handle:
+        data = handle.read(MAX_MEMBER_BYTES + 1)
+    if len(data) > MAX_MEMBER_BYTES:
+        raise RawDataError(
+            f"{where}: over {MAX_MEMBER_BYTES:,} bytes, not a scene graph; download the scene graphs again"
+        )
+    return data
 
 
 def regions(graph: dict) -> dict[str, tuple]:

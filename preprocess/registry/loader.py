@@ -36,10 +36,25 @@ class FileSpec:
     npz: dict | None = field(default=None, hash=False, compare=False)
     url: str | None = None
     split: str = "test"  # train: needed only when the subset wants every split (preprocess/registry/splits.py)
+    about: str | None = None  # what the file holds and why it is read, said with its problems
+    holds: tuple[str, ...] = ()  # a folder's content, which may lie one level deeper (formats/unpacked.py)
+    shards: bool = False  # the glob's matches are one complete set of Hugging Face shards
 
     @property
     def label(self) -> str:
         return self.glob if self.glob else " | ".join(self.paths)
+
+    @property
+    def glob_folder(self) -> str | None:
+        """The glob's folder before its first wildcard part (`PNG` of `PNG/**/*.png`), or None."""
+        if self.glob is None:
+            return None
+        head = []
+        for part in self.glob.split("/"):
+            if set(part) & set("*?["):
+                break
+            head.append(part)
+        return "/".join(head) or None
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,14 @@ class Source:
     files: tuple[FileSpec, ...]
     instructions: str
     variant: str | None = None
+
+    def holds(self, folder: str) -> tuple[str, ...]:
+        """The content the registry declares for raw folder `folder` (relative to the source's folder): the
+        `holds` of the file spec whose path, or glob's folder, it is; () when none declares it."""
+        for spec in self.files:
+            if spec.holds and folder in (spec.glob_folder, *spec.paths):
+                return spec.holds
+        return ()
 
     def file(self, file_id: str) -> FileSpec:
         for spec in self.files:
@@ -267,7 +290,7 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         if "size" not in variant_fields:
             raise RegistryError(f"source {source_id!r}: an npz file needs a variant with a size field")
         npz = {**npz, "size": int(variant_fields["size"])}
-    return FileSpec(
+    spec = FileSpec(
         id=raw.get("id", f"file{index}"),
         paths=tuple(fill(p) for p in paths),
         glob=fill(raw["glob"]) if "glob" in raw else None,
@@ -276,7 +299,17 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         npz=npz,
         url=fill(raw["url"]) if "url" in raw else None,
         split=raw.get("split", "test"),
+        about=raw.get("about"),
+        holds=tuple(raw.get("holds", ())),
+        shards=raw.get("shards", False),
     )
+    if spec.glob and spec.holds and spec.glob_folder is None:
+        raise RegistryError(
+            f"source {source_id!r}, file {spec.id}: holds needs a folder before the glob's first wildcard"
+        )
+    if spec.shards and not spec.glob:
+        raise RegistryError(f"source {source_id!r}, file {spec.id}: shards describes the matches of a glob")
+    return spec
 
 
 def _source(source_id: str, raw: dict, chosen_variant: str | None) -> Source:
