@@ -11,7 +11,7 @@ from pathlib import Path
 
 from preprocess.errors import RawDataError
 from preprocess.formats.archive import oversized_member
-from preprocess.formats.fsutil import ChecksumCache
+from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
 from preprocess.registry import layout, splits

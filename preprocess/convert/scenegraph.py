@@ -8,12 +8,12 @@ region was not located).
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.formats import textparse
 from preprocess.formats.archive import bound_problem
 
 SUFFIX = "_SceneGraph.json"
@@ -59,7 +59,9 @@ class SceneGraphs:
                 if too_big is not None:
                     raise RawDataError(f"{where}: {too_big}; refused unread, download the scene graphs again")
                 data = self._archive().read(info)
-            graph = json.loads(data)
+            graph = textparse.json_value(data, where)
+        except textparse.TextError as exc:
+            raise RawDataError(f"{exc}; download the scene graphs again") from None
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             raise RawDataError(f"{where}: unreadable scene graph ({exc}); download the scene graphs again") from None
         if not isinstance(graph, dict) or not isinstance(graph.get("objects", []), list):

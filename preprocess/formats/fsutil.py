@@ -80,35 +80,6 @@ def same_bytes(a: Path, b: Path) -> bool:
                 return True
 
 
-class ChecksumCache:
-    """MD5s remembered by (path, size, mtime): re-checking an unchanged terabyte copy reads nothing."""
-
-    def __init__(self, path: Path | None):
-        self.path = path
-        self.entries: dict = {}
-        self.hits = 0
-        if path and path.exists():
-            try:
-                self.entries = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self.entries = {}
-
-    def md5(self, file: Path) -> str:
-        stat = file.stat()
-        key = str(file.resolve())
-        cached = self.entries.get(key)
-        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
-            self.hits += 1
-            return cached[2]
-        value = file_digest(file, "md5")
-        self.entries[key] = [stat.st_size, stat.st_mtime_ns, value]
-        return value
-
-    def save(self) -> None:
-        if self.path:
-            atomic_write_json(self.path, self.entries)
-
-
 NAME_MAX = 255  # bytes per path component on the usual Linux file systems
 
 
