@@ -251,7 +251,7 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
             continue
         root = layout.task_image_root(data_basedir, task) or task_folder
         try:
-            rows = validate.load_records(path, jsonl=False)
+            rows = validate.load_records(path, jsonl=False, inside=data_basedir)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             named.unreadable_files.append(f"{path.relative_to(data_basedir)}: {exc}")
             continue

@@ -127,10 +127,9 @@ class Build:
             )
 
     def _require_release(self, subset, named: list) -> None:
-        """A record-driven conversion needs the release file that names its outputs (registry/releasenames.py)."""
-        sides = sorted({c.params["records"] for c in named if "records" in c.params})
-        data_basedir = Path(self.settings.data_basedir)
-        release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
+        """The subset's release files must read, and a record-driven conversion needs the one that names its
+        outputs (registry/releasenames.py)."""
+        release = releasenames.missing_for_build(self.registry, subset, self.settings, named)
         if release:
             raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
 
