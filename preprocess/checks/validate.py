@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import UnsafePathError
 from preprocess.formats import releasefile
-from preprocess.formats.fsutil import is_within, safe_relative
+from preprocess.formats.fsutil import PATH_MAX, clipped, is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
 from preprocess.formats.rawroot import link_out
 from preprocess.registry import layout, records, trainlist
@@ -105,11 +106,17 @@ class PathChecker:
         full = self.root / relative
         try:
             return self._check_file(full)
-        except OSError as exc:  # permissions, a name too long, an I/O error: this path only
+        except OSError as exc:  # permissions, an I/O error: this path only
+            if exc.errno == errno.ENAMETOOLONG:  # short enough alone, too long joined to its root: no file
+                return UNSAFE, f"joined to {self.root}, longer than a path can be (at most {PATH_MAX - 1:,} bytes)"
             return UNREADABLE, f"cannot be read ({exc.strerror or exc})"
 
     def _check_file(self, full: Path) -> tuple[str, str] | None:
-        if not os.path.lexists(full):
+        try:
+            os.lstat(full)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # not missing: no file can have that name (_check says so)
+                raise
             return MISSING, "no such file"
         if self.escape is not None:
             return UNSAFE, self.escape
@@ -205,7 +212,7 @@ def validate_file(
                 continue
             kind, reason = found
             hints = checker.suggestions(ref.path) if kind == MISSING else []
-            report.add(Failure(ref.record, ref.field, ref.path, kind, reason, hints))
+            report.add(Failure(ref.record, ref.field, clipped(ref.path), kind, reason, hints))
     return report
 
 
