@@ -278,7 +278,7 @@ def _check(args):
 
 
 def cmd_check(args) -> int:
-    from preprocess.checks import release
+    from preprocess.checks import plan, release
     from preprocess.registry import releasenames
     from preprocess.reports import summaries  # here: they pull in the validation code (Pillow)
 
@@ -293,20 +293,21 @@ def cmd_check(args) -> int:
     unusable = summaries.unusable_text(checks)
     if unusable:
         print("\n" + unusable)
-    released = release.released_subsets(registry, settings, args.results)
+    chosen = registry.select(settings.subsets)
+    lacking = {subset.key: releasenames.missing_for_build(registry, subset, settings) for subset in chosen}
+    unreadable = {key for key, lines in lacking.items() if plan.release_reason(lines) == plan.RELEASE_UNREADABLE}
+    released = release.released_subsets(registry, settings, args.results) - unreadable  # plan skips those
     if released:
         print(f"\n{release.FROM_RELEASE} ({release.NOT_NEEDED}): {', '.join(sorted(released))}")
     text = summaries.instructions_text(registry, checks, released)
     if text and not args.quiet:
         print("\n" + text)
-    release = [
-        f"  {subset.key}: {line}"
-        for subset in registry.select(settings.subsets)
-        if subset.key not in released
-        for line in releasenames.missing_for_build(registry, subset, settings)
-    ]
+    release = [f"  {key}: {line}" for key, lines in lacking.items() if key not in released for line in lines]
     if release:
-        heading = "Release files missing or unreadable (they alone name the images of record-driven subsets):"
+        heading = (
+            "Release files missing or unreadable (one that cannot be read stops its subset's build; a missing "
+            "one, a record-driven subset's, whose images it alone names):"
+        )
         print(f"\n{heading}\n" + "\n".join(release))
     from preprocess.checks import need
 

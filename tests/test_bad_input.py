@@ -32,8 +32,8 @@ from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
 from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.formats.archive import SafeArchive
+from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.dicomio import read_dicom
-from preprocess.formats.fsutil import ChecksumCache
 from preprocess.formats.npzio import NpzFile, structure_problems
 from preprocess.pipeline import steps
 from preprocess.registry.loader import load_registry

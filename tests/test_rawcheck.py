@@ -7,7 +7,8 @@ import zipfile
 from conftest import demo_config_file, demo_settings
 from preprocess.checks.rawcheck import check_source, fingerprint
 from preprocess.cli import main
-from preprocess.formats.fsutil import ChecksumCache, file_digest
+from preprocess.formats.checksums import ChecksumCache
+from preprocess.formats.fsutil import file_digest
 
 
 def _check(settings, source_id, cache=None):

@@ -33,6 +33,7 @@ libraries that decoded the images; the versions are not digested.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import heapq
@@ -54,7 +55,7 @@ import numpy as np
 
 from preprocess.checks import validate
 from preprocess.errors import PreprocessError, UnsafePathError
-from preprocess.formats.fsutil import atomic_write_with, file_digest, safe_relative
+from preprocess.formats.fsutil import atomic_write_with, clipped, file_digest, safe_relative
 from preprocess.formats.imagecheck import (
     Image,  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
 )
@@ -193,8 +194,8 @@ def fingerprint_job(job: Job) -> Entry:
             real = os.path.join(_real_folder(folder), name)
     except (FileNotFoundError, NotADirectoryError):
         return Entry(job.subset, job.path, MISSING)  # no such file, or a broken link
-    except OSError:  # no permission to look: nothing to hash
-        return Entry(job.subset, job.path, UNDECODABLE)
+    except OSError as exc:  # too long joined to DATA_BASEDIR names no file; no permission to look: nothing to hash
+        return Entry(job.subset, job.path, UNSAFE if exc.errno == errno.ENAMETOOLONG else UNDECODABLE)
     if not any(real == root or real.startswith(root + os.sep) for root in job.allowed):
         return Entry(job.subset, job.path, UNSAFE)
     if not stat.S_ISREG(info.st_mode):
@@ -251,7 +252,7 @@ def named_images(registry: Registry, subset: Subset, data_basedir: Path, raw_roo
             continue
         root = layout.task_image_root(data_basedir, task) or task_folder
         try:
-            rows = validate.load_records(path, jsonl=False)
+            rows = validate.load_records(path, jsonl=False, inside=data_basedir)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             named.unreadable_files.append(f"{path.relative_to(data_basedir)}: {exc}")
             continue
@@ -279,7 +280,7 @@ def _job(subset_key: str, data_basedir: str, root_name: str, path_text: str, all
     try:
         safe_relative(path_text, "image path")
     except UnsafePathError:
-        shown = path_text if root_name == "." else f"{root_name}/{path_text}"
+        shown = clipped(path_text) if root_name == "." else f"{root_name}/{clipped(path_text)}"
         return Job(subset_key, shown, "", allowed)
     name = posixpath.normpath(f"{root_name}/{path_text}")  # stays below the root: safe_relative checked it
     return Job(subset_key, name, f"{data_basedir}/{name}", allowed)

@@ -19,7 +19,7 @@ RELEASE_UNREADABLE = "release file unreadable"  # ... with one that exists but c
 
 
 def release_reason(lines: list[str]) -> str:
-    """Why a record-driven subset is not built, from releasenames.missing's lines."""
+    """Why a subset is not built, from releasenames.missing_for_build's lines."""
     return RELEASE_UNREADABLE if any(releasenames.UNREADABLE in line for line in lines) else RELEASE_MISSING
 
 
@@ -47,14 +47,17 @@ def plan_subsets(
 
 def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None, results=None) -> SubsetPlan:
     """Build, validate (a text subset), take from the release or skip one subset, given the checks of its
-    sources and what DATA_BASEDIR holds (checks/release.py; with `settings` only)."""
+    sources and what DATA_BASEDIR holds (checks/release.py; with `settings` only). A release file of the
+    subset that exists but cannot be read skips it first, whatever else holds: validate would fail it."""
     if subset.is_text:
         return SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert")
     problems = subset_missing(registry, subset, checks, settings=settings)
+    release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
+    if release_reason(release) == RELEASE_UNREADABLE:
+        return SubsetPlan(subset.key, SKIP, RELEASE_UNREADABLE, release)
     held = presence(registry, subset, settings, results) if settings is not None and subset.redistributed else None
     if held is not None and held.from_release and (problems or settings.build == "missing"):
         return SubsetPlan(subset.key, RELEASE, FROM_RELEASE)
-    release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
     if release and not problems:
         return SubsetPlan(subset.key, SKIP, release_reason(release), release)
     if not problems:

@@ -12,7 +12,7 @@ from pathlib import Path
 from preprocess.errors import RawDataError
 from preprocess.formats import hfshards, unpacked
 from preprocess.formats.archive import archive_problem
-from preprocess.formats.fsutil import ChecksumCache
+from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
 from preprocess.registry import layout, splits

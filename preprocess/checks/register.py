@@ -8,6 +8,7 @@ import yaml
 
 from preprocess.checks.rawcheck import _glob
 from preprocess.errors import RawDataError
+from preprocess.formats import textparse
 from preprocess.formats.fsutil import atomic_write_text, file_digest
 from preprocess.formats.npzio import SPLITS, NpzFile
 from preprocess.registry import layout
@@ -68,7 +69,7 @@ def register_source(registry, settings, source_id: str, out: Path) -> str:
     source = registry.source(source_id)
     document = {"sources": {}}
     if out.exists():
-        document = yaml.safe_load(out.read_text(encoding="utf-8")) or {"sources": {}}
+        document = textparse.read_yaml(out) or {"sources": {}}
     files, absent = observed_files(source, settings.raw_root)
     if len(absent) == len(files):
         raise RawDataError(f"{source_id}: nothing of it is under {layout.raw_dir(settings.raw_root, source)}")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import UnsafePathError
 from preprocess.formats import releasefile
-from preprocess.formats.fsutil import is_within, safe_relative
+from preprocess.formats.fsutil import PATH_MAX, clipped, is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
 from preprocess.formats.rawroot import link_out
 from preprocess.registry import layout, records, trainlist
@@ -105,11 +106,17 @@ class PathChecker:
         full = self.root / relative
         try:
             return self._check_file(full)
-        except OSError as exc:  # permissions, a name too long, an I/O error: this path only
+        except OSError as exc:  # permissions, an I/O error: this path only
+            if exc.errno == errno.ENAMETOOLONG:  # short enough alone, too long joined to its root: no file
+                return UNSAFE, f"joined to {self.root}, longer than a path can be (at most {PATH_MAX - 1:,} bytes)"
             return UNREADABLE, f"cannot be read ({exc.strerror or exc})"
 
     def _check_file(self, full: Path) -> tuple[str, str] | None:
-        if not os.path.lexists(full):
+        try:
+            os.lstat(full)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # not missing: no file can have that name (_check says so)
+                raise
             return MISSING, "no such file"
         if self.escape is not None:
             return UNSAFE, self.escape
@@ -134,13 +141,14 @@ class PathChecker:
         return difflib.get_close_matches(full.name, self._listings[folder], n=3, cutoff=0.6)
 
 
-def load_records(path: Path, jsonl: bool) -> list[tuple[int, object]]:
+def load_records(path: Path, jsonl: bool, inside: Path | None = None) -> list[tuple[int, object]]:
     """(number, record) of each record of a task file (its index; in a JSONL its 0-based line number, as
     trainlist numbers records), or raise ValueError naming the problem (releasefile: the one reader of the
-    release's files; here a broken JSONL line fails its whole file)."""
+    release's files, which refuses one resolving out of `inside`, DATA_BASEDIR; here a broken JSONL line fails
+    its whole file)."""
     if not jsonl:
-        return list(enumerate(releasefile.read_task_json(path)))
-    rows = releasefile.read_jsonl(path)
+        return list(enumerate(releasefile.read_task_json(path, inside)))
+    rows = releasefile.read_jsonl(path, inside)
     broken = next((row for _, row in rows if isinstance(row, releasefile.BrokenLine)), None)
     if broken is not None:
         raise ValueError(broken.reason)
@@ -157,6 +165,7 @@ def validate_file(
     train_built: bool = True,
     belongs: trainlist.ImageTrees | None = None,
     answers: bool = True,
+    inside: Path | None = None,
 ) -> JsonReport:
     """Check every record of a task file (JSON list) or Train_Data file (JSON Lines) and resolve its images.
 
@@ -165,10 +174,11 @@ def validate_file(
     path that is absent while `train_built` is false (the subset builds its test split only) counts as
     not_built, not as a failure. With `belongs` (a Train_Data file that may name images of several subsets)
     only the paths of `subset` are resolved, and only records naming one count; when the subset `answers` for
-    the file, its unreadable records and its paths of no subset (no_subset) are its failures too."""
+    the file, its unreadable records and its paths of no subset (no_subset) are its failures too. `inside`:
+    DATA_BASEDIR, out of which the file may not resolve (a link to a system file is no release file)."""
     report = JsonReport(shown_name or str(path), subset)
     try:
-        rows = load_records(path, jsonl)
+        rows = load_records(path, jsonl, inside)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         if answers:
             report.add(Failure(None, "<file>", "", BAD_RECORD, f"cannot read task file: {exc}"))
@@ -202,7 +212,7 @@ def validate_file(
                 continue
             kind, reason = found
             hints = checker.suggestions(ref.path) if kind == MISSING else []
-            report.add(Failure(ref.record, ref.field, ref.path, kind, reason, hints))
+            report.add(Failure(ref.record, ref.field, clipped(ref.path), kind, reason, hints))
     return report
 
 
@@ -264,7 +274,10 @@ def validate_subset(
         path = folder / name
         if os.path.lexists(path):  # a link to nothing or a FIFO is reported, not passed over
             shown = f"{subset.group}/{subset.folder}/{name}"
-            reports.append(validate_file(path, checker_for(root), subset.key, shown_name=shown, parser=parser))
+            checker = checker_for(root)
+            reports.append(
+                validate_file(path, checker, subset.key, shown_name=shown, parser=parser, inside=data_basedir)
+            )
     if reports:
         reports += validate_train_data(registry, data_basedir, subset, decode, train_built, links)
         if manifests:
@@ -329,7 +342,7 @@ def validate_train_data(
         shown = path.relative_to(data_basedir).as_posix()
         reports.append(
             validate_file(path, checker, key, jsonl=True, shown_name=shown, train_built=train_built,
-                          belongs=trees, answers=answers)
+                          belongs=trees, answers=answers, inside=data_basedir)
         )  # fmt: skip
     return reports
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import csv
 import glob as globlib
-import json
 import os
 from pathlib import Path
 
 from preprocess.convert.outputs import Data, Result
 from preprocess.errors import RawDataError, UnsafePathError
+from preprocess.formats import textparse
 from preprocess.formats.archive import SafeArchive, meant_name
 from preprocess.formats.fsutil import safe_relative
 
@@ -52,13 +52,14 @@ def pmc_names(ctx, base: Path) -> list[str]:
 
 
 def omnimedvqa_names(ctx, base: Path) -> list[str]:
-    documents = [ctx.raw_file(path).read_bytes() for path in _glob(base, "**/QA_information/*/*.json")]
-    if not documents:  # still zipped: read the records out of the archive
+    found = [(path, ctx.raw_file(path).read_bytes()) for path in _glob(base, "**/QA_information/*/*.json")]
+    if not found:  # still zipped: read the records out of the archive
         for archive in _archives(ctx):
             members = sorted(m for m in archive.members if "/QA_information/" in m and m.endswith(".json"))
-            documents += [archive.read(m) for m in members]
+            found += [(f"{archive.path}: {m}", archive.read(m)) for m in members]
             archive.close()
-    return [str(record["image_path"]).strip() for document in documents for record in json.loads(document)]
+    documents = [textparse.json_value(data, where) for where, data in found]
+    return [str(record["image_path"]).strip() for document in documents for record in document]
 
 
 def plan(ctx) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from preprocess.convert.compare import KEPT
+from preprocess.formats import textparse
 from preprocess.formats.fsutil import file_digest
 from preprocess.registry import layout
 
@@ -200,8 +201,8 @@ def _read(path: Path, stamp: str) -> tuple[dict | None, str | None]:
     except FileNotFoundError:
         return None, None
     try:
-        header = json.loads(lines[0])
-    except ValueError:
+        header = textparse.json_value(lines[0], path, line=1)
+    except textparse.TextError:
         header = None
     if not isinstance(header, dict) or not {"journal", "fingerprint"} <= header.keys():
         return None, "not a journal of this pipeline (its first line is no journal header)"
@@ -210,8 +211,8 @@ def _read(path: Path, stamp: str) -> tuple[dict | None, str | None]:
     entries = {}
     for number, line in enumerate(lines[1:], start=2):
         try:
-            batch = json.loads(line)
-        except ValueError:
+            batch = textparse.json_value(line, path, line=number)
+        except textparse.TextError:
             continue  # the torn last line of a killed run, or the empty string after the final newline
         if not isinstance(batch, list) or not all(_is_entry(entry) for entry in batch):
             return None, f"line {number} is not a list of finished items as this version writes them"

@@ -18,7 +18,6 @@ with their image) are counted in the job log.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 from collections import defaultdict
@@ -31,6 +30,7 @@ from preprocess.convert import boxes
 from preprocess.convert.outputs import Png, Result
 from preprocess.convert.parquet_extract import list_rows
 from preprocess.errors import RawDataError
+from preprocess.formats import textparse
 from preprocess.formats.csvio import read_split_csv
 from preprocess.formats.npzio import NpzFile
 from preprocess.formats.parquet import iter_images
@@ -116,9 +116,9 @@ class KvasirSeg:
             names = ", ".join(p.name for p in candidates)
             raise RawDataError(f"{base}: none of {names} is there; unzip Kvasir-SEG again")
         try:
-            annotations = json.loads(boxes_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise RawDataError(f"{boxes_file}: not readable JSON ({exc}); unzip Kvasir-SEG again") from None
+            annotations = textparse.read_json(boxes_file, textparse.DATA_BYTES)
+        except textparse.TextError as exc:
+            raise RawDataError(f"{exc}; unzip Kvasir-SEG again") from None
         if not isinstance(annotations, dict):
             raise RawDataError(f"{boxes_file}: expected an object of image id -> boxes")
         rows = read_split_csv(base / source.file("split").paths[0], (KvasirSeg.SPLIT_KEY,))

@@ -8,9 +8,10 @@ upstream table keeps them in a column). An answer also loses a leading choice le
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+
+from preprocess.formats import textparse
 
 _TAGS = re.compile(r"<image>|<\|image_\d+\|>", re.IGNORECASE)
 _CHOICES = re.compile(r"\s*\bchoices\s*:.*$", re.IGNORECASE | re.DOTALL)
@@ -106,8 +107,8 @@ def _metadata(value) -> dict:
     """The metadata struct, which some copies store as a JSON string."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = textparse.json_value(value, "the metadata column")
+        except textparse.TextError:
             return {}
     return value if isinstance(value, dict) else {}
 

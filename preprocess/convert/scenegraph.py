@@ -10,12 +10,12 @@ region was not located).
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
 from pathlib import Path
 
 from preprocess.errors import RawDataError
+from preprocess.formats import textparse
 from preprocess.formats.archive import MAX_MEMBER_BYTES, copies_by_name, read_member
 from preprocess.formats.fsutil import open_regular
 
@@ -62,7 +62,9 @@ class SceneGraphs:
                 data = _read_bounded(self._raw_file(self.path / name), where)
             else:
                 data = read_member(self._archive(), self.path, self._copies[name])
-            graph = json.loads(data)
+            graph = textparse.json_value(data, where)
+        except textparse.TextError as exc:
+            raise RawDataError(f"{exc}; download the scene graphs again") from None
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             raise RawDataError(f"{where}: unreadable scene graph ({exc}); download the scene graphs again") from None
         if not isinstance(graph, dict) or not isinstance(graph.get("objects", []), list):

@@ -29,6 +29,7 @@ from preprocess.demo.annotations import GOLD_HEADER, MAMMO_HEADER, _dicom
 from preprocess.demo.archives import IMAGE, _zip_add
 from preprocess.demo.real_sizes import SIZES
 from preprocess.demo.volumes import save_nifti, save_nrrd
+from preprocess.formats import textparse
 from preprocess.registry import layout
 from preprocess.registry.loader import load_registry
 
@@ -668,7 +669,7 @@ def write_real(
     _write(directory)
     registry = load_registry()
     raw_root, data_basedir = directory / "raw", directory / "DATA_BASEDIR"
-    overrides = yaml.safe_load((directory / "registry-overrides.yaml").read_text(encoding="utf-8"))
+    overrides = textparse.read_yaml(directory / "registry-overrides.yaml")
     for source_id in chosen:  # before any is written: MedMNIST 2D and 3D share one folder
         shutil.rmtree(layout.raw_dir(raw_root, registry.source(source_id)), ignore_errors=True)
     for source_id in chosen:

@@ -82,36 +82,34 @@ def same_bytes(a: Path, b: Path) -> bool:
                 return True
 
 
-class ChecksumCache:
-    """MD5s remembered by (path, size, mtime): re-checking an unchanged terabyte copy reads nothing."""
-
-    def __init__(self, path: Path | None):
-        self.path = path
-        self.entries: dict = {}
-        self.hits = 0
-        if path and path.exists():
-            try:
-                self.entries = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self.entries = {}
-
-    def md5(self, file: Path) -> str:
-        stat = file.stat()
-        key = str(file.resolve())
-        cached = self.entries.get(key)
-        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
-            self.hits += 1
-            return cached[2]
-        value = file_digest(file, "md5")
-        self.entries[key] = [stat.st_size, stat.st_mtime_ns, value]
-        return value
-
-    def save(self) -> None:
-        if self.path:
-            atomic_write_json(self.path, self.entries)
-
-
 NAME_MAX = 255  # bytes per path component on the usual Linux file systems
+PATH_MAX = 4096  # bytes of a whole path the kernel takes, its final NUL included (a longer one: ENAMETOOLONG)
+SHOWN = 80  # characters of a path a message quotes: a record may hold a path of a megabyte
+
+
+def shown(path_text) -> str:
+    """A path as a message quotes it: repr'd, only its first SHOWN characters when it is longer ('...' added)."""
+    if not isinstance(path_text, str):
+        quoted = repr(path_text)
+        return quoted if len(quoted) <= SHOWN else f"{quoted[:SHOWN]}..."
+    return repr(path_text) if len(path_text) <= SHOWN else f"{path_text[:SHOWN]!r}..."
+
+
+def clipped(path_text: str) -> str:
+    """A path as a report keeps it: whole, unless it is longer than any path can be (then it names no file,
+    and its first SHOWN characters say which it was)."""
+    return path_text if len(path_text) < PATH_MAX else f"{path_text[:SHOWN]}..."
+
+
+def _sizes(name: str) -> list[int]:
+    """The bytes of each component of a relative path (as a file system counts them)."""
+    return [len(part.encode("utf-8", "surrogateescape")) for part in name.split("/")]
+
+
+def _whole_problem(sizes: list[int]) -> str | None:
+    """Why a path of components of these sizes is longer than PATH_MAX allows (with its NUL), or None."""
+    whole = sum(sizes) + len(sizes) - 1
+    return f"is {whole:,} bytes long (a path holds at most {PATH_MAX - 1:,})" if whole >= PATH_MAX else None
 
 
 def name_problem(name: str) -> str | None:
@@ -122,36 +120,40 @@ def name_problem(name: str) -> str | None:
         return "holds a backslash (names use '/')"
     if name.startswith("/"):
         return "is absolute"
-    parts = name.split("/")
-    if ".." in parts:
+    if ".." in name.split("/"):
         return "climbs out with '..'"
-    longest = max(parts, key=lambda part: len(part.encode("utf-8", "surrogateescape")))
-    if len(longest.encode("utf-8", "surrogateescape")) > NAME_MAX:
-        return f"has a component of {len(longest.encode('utf-8', 'surrogateescape'))} bytes (at most {NAME_MAX})"
-    return None
+    sizes = _sizes(name)
+    if max(sizes) > NAME_MAX:
+        return f"has a component of {max(sizes)} bytes (at most {NAME_MAX})"
+    return _whole_problem(sizes)
 
 
 def safe_relative(path_text: str, what: str) -> PurePosixPath:
-    """A relative POSIX path that does not climb out of its folder; raise UnsafePathError otherwise."""
+    """A relative POSIX path that does not climb out of its folder and that a file system can open; raise
+    UnsafePathError otherwise (quoting the path cut short: shown)."""
     if not isinstance(path_text, str) or not path_text:
-        raise UnsafePathError(f"{what}: empty or non-text path {path_text!r}")
+        raise UnsafePathError(f"{what}: empty or non-text path {shown(path_text)}")
     if "\\" in path_text or "\0" in path_text:
         # the evaluation joins paths with os.path.join on POSIX: a backslash is part of a file name there
-        raise UnsafePathError(f"{what}: path {path_text!r} holds a backslash or NUL (paths use '/')")
+        raise UnsafePathError(f"{what}: path {shown(path_text)} holds a backslash or NUL (paths use '/')")
     try:  # a lone surrogate (a JSON "\\ud800" escape) is in no file name: opening it raises UnicodeEncodeError
         path_text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        raise UnsafePathError(f"{what}: path {path_text!r} holds a character no file name can hold") from None
-    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path_text.split("/")):
-        raise UnsafePathError(f"{what}: path {path_text[:80]!r}... has a component longer than {NAME_MAX} bytes")
+        raise UnsafePathError(f"{what}: path {shown(path_text)} holds a character no file name can hold") from None
+    sizes = _sizes(path_text)
+    if max(sizes) > NAME_MAX:
+        raise UnsafePathError(f"{what}: path {path_text[:SHOWN]!r}... has a component longer than {NAME_MAX} bytes")
+    too_long = _whole_problem(sizes)
+    if too_long is not None:  # a megabyte of short parts: no file system opens it (ENAMETOOLONG)
+        raise UnsafePathError(f"{what}: path {shown(path_text)} {too_long}")
     pure = PurePosixPath(path_text)
     if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
-        raise UnsafePathError(f"{what}: absolute path {path_text!r} is not allowed (paths are relative)")
+        raise UnsafePathError(f"{what}: absolute path {shown(path_text)} is not allowed (paths are relative)")
     depth = 0
     for part in pure.parts:
         depth += -1 if part == ".." else (0 if part == "." else 1)
         if depth < 0:
-            raise UnsafePathError(f"{what}: path {path_text!r} climbs out of its folder with '..'")
+            raise UnsafePathError(f"{what}: path {shown(path_text)} climbs out of its folder with '..'")
     return pure
 
 

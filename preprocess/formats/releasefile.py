@@ -1,89 +1,73 @@
 """The one reader of the release's own files: its task JSONs (a JSON list of records) and its Train_Data JSONLs
 (one record a line). validate, attest, check, plan, status and convert all read them here, so a file that
 exists but cannot be read is named the same way by every command, with what is wrong with it: not a regular
-file (a FIFO would block a plain read forever), a link to nothing, not UTF-8, not JSON, nested too deep for
-Python's parser (json raises RecursionError), or not a list of records.
+file (a FIFO would block a plain read forever), a link to nothing, a link out of DATA_BASEDIR, not UTF-8, not
+JSON, nested too deep for Python's parser, a number too long for it, or not a list of records
+(formats/textparse.py reads and parses them, as it does every JSON and YAML file).
+
+A release file is read only where it lies inside DATA_BASEDIR, links resolved: a task JSON that is a symbolic
+link to a system file (or under a folder linked out) is not the release's. A hard link cannot be told from the
+file itself: it is read (with the kernel's protected_hardlinks, whoever made it could read the file already).
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.formats.fsutil import open_regular
+from preprocess.formats import textparse
+from preprocess.formats.fsutil import is_within
+from preprocess.formats.textparse import BrokenLine
+
+__all__ = ["REPLACE", "BrokenLine", "ReleaseFileError", "problem", "read_jsonl", "read_task_json"]
 
 # what the user does about a release file that cannot be read (the records are the release's own data)
 REPLACE = "replace it with the benchmark release's file"
+LIMIT = textparse.DATA_BYTES  # bytes a release file may hold
 
 
 class ReleaseFileError(ValueError):
     """A release file that exists but cannot be read; the message says what is wrong (the caller names the file)."""
 
 
-@dataclass(frozen=True)
-class BrokenLine:
-    """A line of a JSONL that is not a JSON value (the rest of the file is still read)."""
-
-    reason: str
-
-
-def _text(path: Path) -> str:
+def _text(path: Path, inside: Path | None) -> str:
+    if inside is not None:
+        real = Path(os.path.realpath(path))
+        # (a link to nothing is left to the reader, which says so)
+        if os.path.lexists(real) and not is_within(real, [Path(os.path.realpath(inside))]):
+            what = "a symbolic link to" if os.path.islink(path) else "under a folder linked out, resolves to"
+            raise ReleaseFileError(
+                f"{what} {real}, outside DATA_BASEDIR {inside}: a release file is read only inside it"
+            )
     try:
-        with open_regular(path) as handle:  # O_NONBLOCK and fstat: a FIFO is named, never waited on
-            data = handle.read()
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise ReleaseFileError(f"a symbolic link to {os.readlink(path)}, which does not exist") from None
-        raise ReleaseFileError("no such file (it went while being read)") from None
-    except OSError as exc:
-        if exc.errno == errno.EINVAL:  # open_regular's own: what the file is instead of a regular file
-            raise ReleaseFileError(exc.strerror) from None
-        raise ReleaseFileError(f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        return data.decode("utf-8-sig")  # the release's files are UTF-8; some carry a byte order mark
-    except UnicodeDecodeError as exc:
-        raise ReleaseFileError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded)"
-        ) from None
+        return textparse.read_text(path, LIMIT)
+    except textparse.TextError as exc:
+        raise ReleaseFileError(exc.reason) from None
 
 
-def read_task_json(path: Path) -> list:
-    """The records of a task JSON (its top-level list, in order), or ReleaseFileError saying what is wrong."""
-    text = _text(path)
+def read_task_json(path: Path, inside: Path | None = None) -> list:
+    """The records of a task JSON (its top-level list, in order), or ReleaseFileError saying what is wrong.
+    `inside`: DATA_BASEDIR, which the file must lie in, links resolved."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReleaseFileError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise ReleaseFileError("lists or objects nested too deep to read") from None
+        data = textparse.json_value(_text(path, inside), path)
+    except textparse.TextError as exc:
+        raise ReleaseFileError(exc.reason) from None
     if not isinstance(data, list):
         raise ReleaseFileError(f"expected a JSON list of records, got {_kind(data)}")
     return data
 
 
-def read_jsonl(path: Path) -> list[tuple[int, object]]:
+def read_jsonl(path: Path, inside: Path | None = None) -> list[tuple[int, object]]:
     """(0-based line number, value) of each non-blank line of a JSONL; a line that is not JSON gives a
-    BrokenLine (the caller decides whether it stops the file), a file that cannot be read ReleaseFileError.
-    Lines end at '\\n' only: splitlines() would also cut a record at a U+2028 or U+0085 inside a string."""
-    rows = []
-    for number, line in enumerate(_text(path).split("\n")):
-        if line.strip():
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                rows.append((number, BrokenLine(f"line {number + 1} is not valid JSON: {exc.msg}")))
-            except RecursionError:
-                rows.append((number, BrokenLine(f"line {number + 1} nests lists or objects too deep to read")))
-    return rows
+    BrokenLine (the caller decides whether it stops the file), a file that cannot be read ReleaseFileError."""
+    return textparse.jsonl_values(_text(path, inside), path)
 
 
-def problem(path: Path, jsonl: bool) -> str | None:
+def problem(path: Path, jsonl: bool, inside: Path | None = None) -> str | None:
     """What is wrong with a release file that exists (None: it reads; a JSONL's broken lines are its records')."""
     try:
-        read_jsonl(path) if jsonl else read_task_json(path)
+        read_jsonl(path, inside) if jsonl else read_task_json(path, inside)
     except ReleaseFileError as exc:
         return str(exc)
     return None

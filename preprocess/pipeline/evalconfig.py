@@ -52,7 +52,7 @@ def loader_warnings(registry: Registry, data_basedir: Path) -> list[str]:
     lines = []
     for _, task, data_path in listed(registry, data_basedir):
         try:
-            rows = load_records(data_basedir / data_path, jsonl=False)
+            rows = load_records(data_basedir / data_path, jsonl=False, inside=data_basedir)
         except (OSError, UnicodeDecodeError, ValueError):
             continue  # validate names a task file it cannot read
         found = records.unloadable(rows, task.parser)

@@ -7,11 +7,11 @@ whole view by itself."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from preprocess.checks.plan import SKIP, SubsetPlan, plan_subset
 from preprocess.checks.rawcheck import SourceCheck, current
+from preprocess.formats import textparse
 from preprocess.registry import layout
 
 
@@ -23,8 +23,8 @@ def _stored_checks(registry, results: Path) -> dict[str, SourceCheck]:
     """The check reports earlier runs left in the results folder, by source."""
     found = {}
     for source_id in checked_before(registry, results):
-        text = layout.check_report(results, source_id).read_text(encoding="utf-8")
-        found[source_id] = SourceCheck.from_json(json.loads(text))
+        report = layout.check_report(results, source_id)
+        found[source_id] = SourceCheck.from_json(textparse.read_json(report, textparse.DATA_BYTES))
     return found
 
 

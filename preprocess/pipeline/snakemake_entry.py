@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import resource
 import sys
 import traceback
@@ -10,6 +9,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from preprocess.errors import PreprocessError
+from preprocess.formats import textparse
 from preprocess.pipeline import steps
 from preprocess.pipeline.interrupts import INTERRUPTED, interrupt_in_parent_only
 from preprocess.registry import layout
@@ -101,7 +101,7 @@ def _fingerprints(smk, build):
 def _validation_passed(smk, build):
     """The run's last word: fail when a built task file has a path that does not resolve (the summary and
     the report's first page, written before, list them)."""
-    summary = json.loads(Path(smk.input[0]).read_text(encoding="utf-8"))
+    summary = textparse.read_json(smk.input[0], textparse.DATA_BYTES)
     if summary["failed"] and summary["must_pass"]:
         lines = [f"  {f['file']}: {f['problem']}: {f['path']!r} {f['reason']}" for f in summary["failures"][:20]]
         more = len(summary["failures"]) - len(lines)

@@ -3,7 +3,6 @@ rules (preprocess/pipeline/snakemake_entry.py) and the CLI both call them, with 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from preprocess.checks.validate import Failure, JsonReport
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.convert.compare import KEPT
 from preprocess.errors import PreprocessError, RawDataError
-from preprocess.formats import tables
+from preprocess.formats import tables, textparse
 from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.formats.manifest import read_manifest
 from preprocess.pipeline import runview
@@ -129,10 +128,9 @@ class Build:
             )
 
     def _require_release(self, subset, named: list) -> None:
-        """A record-driven conversion needs the release file that names its outputs (registry/releasenames.py)."""
-        sides = sorted({c.params["records"] for c in named if "records" in c.params})
-        data_basedir = Path(self.settings.data_basedir)
-        release = [line for side in sides for line in releasenames.missing(data_basedir, self.registry, subset, side)]
+        """The subset's release files must read, and a record-driven conversion needs the one that names its
+        outputs (registry/releasenames.py)."""
+        release = releasenames.missing_for_build(self.registry, subset, self.settings, named)
         if release:
             raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
 
@@ -192,7 +190,7 @@ class Build:
         """One validation table over every built subset, and the build's front page (counts, what was not
         built and why, every failing path). Never raises: a failed validation is written down first, and the
         workflow's last rule (`validation_passed`) fails on it, so the report can always be built."""
-        planned = plan_from_json(json.loads(Path(plan_file).read_text(encoding="utf-8")))
+        planned = plan_from_json(textparse.read_json(plan_file, textparse.DATA_BYTES))
         plans = runview.plans(self.registry, self.settings, self.results, planned)  # a partial run: and the rest
         report_files = runview.report_files(self.results, plans, report_files)
         all_reports = read_reports(report_files)
@@ -314,7 +312,7 @@ def _write_sources_table(registry, checks: dict, table_out: Path, page_out: Path
 def read_checks(paths) -> dict[str, SourceCheck]:
     checks = {}
     for path in paths:
-        check = SourceCheck.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        check = SourceCheck.from_json(textparse.read_json(path, textparse.DATA_BYTES))
         checks[check.source] = check
     return checks
 
@@ -347,7 +345,7 @@ def _linked_images(data_basedir: Path, links: list[str]) -> list[str]:
 def read_reports(paths) -> list[JsonReport]:
     found = []
     for path in paths:
-        for row in json.loads(Path(path).read_text(encoding="utf-8"))["files"]:
+        for row in _report(path)["files"]:
             failures = [Failure(**f) for f in row.pop("failures")]
             warnings, unproduced = row.pop("warnings", []), row.pop("unproduced", [])
             found.append(JsonReport(**row, failures=failures, warnings=warnings, unproduced=unproduced))
@@ -355,7 +353,7 @@ def read_reports(paths) -> list[JsonReport]:
 
 
 def _report(path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return textparse.read_json(path, textparse.DATA_BYTES)
 
 
 def _skipped_once(report_files) -> list[dict]:

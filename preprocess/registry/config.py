@@ -7,10 +7,9 @@ import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import yaml
-
 from preprocess.errors import ConfigError, did_you_mean
-from preprocess.registry.loader import Registry, SafeLoader, check_schema, load_registry, load_schema
+from preprocess.formats import textparse
+from preprocess.registry.loader import Registry, check_schema, load_registry, load_schema
 
 
 @dataclass(frozen=True)
@@ -94,10 +93,10 @@ def settings_from_dict(values: dict, base_dir: Path | None = None) -> Settings:
 
 def read_config_file(path: str | Path) -> dict:
     path = Path(path)
-    try:
-        values = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    try:  # bounded: a FIFO, a device or a folder named by --config is refused at once, never waited on
+        values = textparse.read_yaml(path) or {}
+    except textparse.TextError as exc:
+        raise ConfigError(f"cannot read config file {exc}; give a YAML file of the keys of config.yaml") from None
     if not isinstance(values, dict):
         raise ConfigError(f"config file {path} must hold a mapping of keys (see config.yaml)")
     return values

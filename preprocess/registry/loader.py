@@ -7,12 +7,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-
 from preprocess.errors import RegistryError, did_you_mean
+from preprocess.formats import textparse
 
-# libyaml's loader, when present, parses the registry much faster than the pure-Python one; both are safe.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REGISTRY_DIR = Path(__file__).parent  # the YAML files sit beside the code that loads them
 SCHEMA_DIR = REGISTRY_DIR / "schemas"
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
@@ -252,7 +249,7 @@ class Registry:
 
 @functools.cache
 def load_schema(name: str) -> dict:
-    return yaml.load((SCHEMA_DIR / name).read_text(encoding="utf-8"), Loader=SafeLoader)
+    return textparse.read_yaml(SCHEMA_DIR / name)
 
 
 def check_schema(document: dict, schema_name: str, what: str, error=RegistryError) -> None:
@@ -267,10 +264,10 @@ def check_schema(document: dict, schema_name: str, what: str, error=RegistryErro
 
 
 def _read_yaml(path: Path) -> dict:
-    try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise RegistryError(f"cannot read registry file {path}: {exc}") from exc
+    try:  # bounded: an override file that is a FIFO is refused at once, never waited on
+        return textparse.read_yaml(path) or {}
+    except textparse.TextError as exc:
+        raise RegistryError(f"cannot read registry file {exc}") from None
 
 
 def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None, source_id: str) -> FileSpec:

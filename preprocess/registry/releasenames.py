@@ -53,7 +53,7 @@ def task_records(data_basedir: Path, subset) -> Iterator[NamedRecord]:
     (files that cannot be read are `unreadable`'s; records that are not objects the validator's to report)."""
     for task, path, root in _task_files(data_basedir, subset):
         try:
-            rows = releasefile.read_task_json(path)
+            rows = releasefile.read_task_json(path, data_basedir)
         except releasefile.ReleaseFileError:
             continue
         for number, row in enumerate(rows):
@@ -70,14 +70,14 @@ def unreadable(data_basedir: Path, registry, subset, side: str) -> list[str]:
     found = []
     if side == TEST:
         for _, path, _ in _task_files(data_basedir, subset):
-            problem = releasefile.problem(path, jsonl=False)
+            problem = releasefile.problem(path, jsonl=False, inside=data_basedir)
             if problem is not None:
                 found.append((path, problem))
     else:
         trees = trainlist.ImageTrees(registry)
         for path in trainlist.train_jsonl_files(data_basedir):
             if trainlist.registered_subset(data_basedir, registry, path) == subset.key:
-                problem = trainlist.file_names(path, trees).problem
+                problem = trainlist.file_names(data_basedir, path, trees).problem
                 if problem is not None:
                     found.append((path, problem))
     return [
@@ -121,9 +121,11 @@ def unsafe_items(named: list) -> list[tuple[str, str]]:
 def missing(data_basedir: Path, registry, subset, side: str) -> list[str]:
     """What is wrong with the release files that name the outputs of this side: those that cannot be read,
     else what to download when none names them (empty: they are all readable and some file names them)."""
-    problems = unreadable(data_basedir, registry, subset, side)
-    if problems:
-        return problems
+    return unreadable(data_basedir, registry, subset, side) or _unnamed(data_basedir, registry, subset, side)
+
+
+def _unnamed(data_basedir: Path, registry, subset, side: str) -> list[str]:
+    """What to download when no release file names an output of this side (empty: some record does)."""
     if next(_records(data_basedir, registry, subset, side), None) is not None:  # the first record will do
         return []
     if side == TEST:
@@ -141,10 +143,18 @@ def missing(data_basedir: Path, registry, subset, side: str) -> list[str]:
     ]
 
 
-def missing_for_build(registry, subset, settings) -> list[str]:
-    """What the build's record-driven conversions of the subset (for the splits `settings` asks for) lack:
-    the release files that name their outputs."""
+def missing_for_build(registry, subset, settings, conversions=None) -> list[str]:
+    """What a build of the subset lacks of the release (its conversions for the splits `settings` asks for, or
+    `conversions`): every release file of the sides it builds that exists but cannot be read, whatever its
+    conversions read (validate fails such a file, so a build beside it could not pass, and an image-folder
+    subset such as APTOS is stopped as a record-driven one is); else, for its record-driven conversions, what
+    to download when no release file names their outputs."""
     from preprocess.registry import splits
 
-    sides = sorted({c.params["records"] for c in splits.conversions(settings, subset) if "records" in c.params})
-    return [line for side in sides for line in missing(Path(settings.data_basedir), registry, subset, side)]
+    chosen = splits.conversions(settings, subset) if conversions is None else conversions
+    data_basedir = Path(settings.data_basedir)
+    recorded = sorted({c.params["records"] for c in chosen if "records" in c.params})
+    # the task JSONs are the release's test files, whatever the build makes; a conversion's split is TEST or TRAIN
+    built = sorted({TEST} | {c.split for c in chosen} | set(recorded))
+    problems = [line for side in built for line in unreadable(data_basedir, registry, subset, side)]
+    return problems or [line for side in recorded for line in _unnamed(data_basedir, registry, subset, side)]

@@ -96,10 +96,11 @@ def _subset_roots(subset: Subset) -> set[str]:
     return roots
 
 
-def read_lines(path: Path) -> Iterator[tuple[int, object]]:
+def read_lines(path: Path, data_basedir: Path) -> Iterator[tuple[int, object]]:
     """(0-based line number, parsed value) of each line of a JSONL that parses (releasefile.read_jsonl); broken
-    lines are left to the validator, a file that cannot be read raises releasefile.ReleaseFileError."""
-    for number, value in releasefile.read_jsonl(path):
+    lines are left to the validator, a file that cannot be read (or resolves out of DATA_BASEDIR) raises
+    releasefile.ReleaseFileError."""
+    for number, value in releasefile.read_jsonl(path, data_basedir):
         if not isinstance(value, releasefile.BrokenLine):
             yield number, value
 
@@ -114,26 +115,27 @@ class FileNames:
     problem: str | None = None
 
 
-_INDEX: dict[tuple, FileNames] = {}  # (trees, path, mtime, size) -> FileNames: a file is read once per process
+# (trees, DATA_BASEDIR, path, mtime, size) -> FileNames: a file is read once per process
+_INDEX: dict[tuple, FileNames] = {}
 
 
-def file_names(path: Path, trees: ImageTrees) -> FileNames:
+def file_names(data_basedir: Path, path: Path, trees: ImageTrees) -> FileNames:
     """The subsets a Train_Data file names (an unreadable file names none, and says why: `problem`)."""
     try:
         stat = os.stat(path)
     except OSError:  # a link to nothing: the reader names the link
-        return FileNames((), False, releasefile.problem(path, jsonl=True))
-    key = (trees.prefixes, str(path), stat.st_mtime_ns, stat.st_size)
+        return FileNames((), False, releasefile.problem(path, jsonl=True, inside=data_basedir))
+    key = (trees.prefixes, str(data_basedir), str(path), stat.st_mtime_ns, stat.st_size)
     if key not in _INDEX:
-        _INDEX[key] = _names(path, trees)
+        _INDEX[key] = _names(data_basedir, path, trees)
     return _INDEX[key]
 
 
-def _names(path: Path, trees: ImageTrees) -> FileNames:
+def _names(data_basedir: Path, path: Path, trees: ImageTrees) -> FileNames:
     found: dict[str, None] = {}
     stray = False
     try:
-        for number, record in read_lines(path):
+        for number, record in read_lines(path, data_basedir):
             if isinstance(record, dict):
                 for ref in records.train_record_images(number, record):
                     owner = trees.subset_of(ref.path)
@@ -157,7 +159,7 @@ def owner_of(data_basedir: Path, registry: Registry, path: Path, trees: ImageTre
     listed = registered_subset(data_basedir, registry, path)
     if listed is not None:
         return listed
-    named = file_names(path, trees or ImageTrees(registry)).subsets
+    named = file_names(data_basedir, path, trees or ImageTrees(registry)).subsets
     return named[0] if named else None
 
 
@@ -167,7 +169,8 @@ def files_of(data_basedir: Path, registry: Registry, subset: Subset) -> list[Pat
     return [
         path
         for path in train_jsonl_files(data_basedir)
-        if subset.key in file_names(path, trees).subsets or owner_of(data_basedir, registry, path, trees) == subset.key
+        if subset.key in file_names(data_basedir, path, trees).subsets
+        or owner_of(data_basedir, registry, path, trees) == subset.key
     ]
 
 
@@ -176,9 +179,9 @@ def records_for(data_basedir: Path, registry: Registry, subset: Subset) -> Itera
     order, with those of its image paths that belong to the subset."""
     trees = ImageTrees(registry)
     for path in train_jsonl_files(data_basedir):
-        if subset.key not in file_names(path, trees).subsets:
+        if subset.key not in file_names(data_basedir, path, trees).subsets:
             continue
-        for number, record in read_lines(path):
+        for number, record in read_lines(path, data_basedir):
             if not isinstance(record, dict):
                 continue
             refs = [r for r in records.train_record_images(number, record) if trees.subset_of(r.path) == subset.key]

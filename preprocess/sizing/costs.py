@@ -7,10 +7,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from preprocess.errors import RegistryError
-from preprocess.registry.loader import REGISTRY_DIR, SafeLoader
+from preprocess.formats import textparse
+from preprocess.registry.loader import REGISTRY_DIR
 
 COSTS = REGISTRY_DIR / "costs.yaml"
 
@@ -29,7 +28,7 @@ class Cost:
 
 @functools.cache
 def load_costs(path: Path = COSTS) -> dict[str, Cost]:
-    document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SafeLoader) or {}
+    document = textparse.read_yaml(path) or {}
     return {key: Cost(**value) for key, value in (document.get("costs") or {}).items()}
 
 
