@@ -126,35 +126,78 @@ def test_the_workflow_cuts_jobs_from_the_same_counts(empty):
     assert shards.shard_count(settings, registry, subset, train) == planned.jobs > 1
 
 
-def _registry_copy(tmp_path: Path, monkeypatch, change) -> None:
+@pytest.fixture
+def registry_copy(tmp_path, monkeypatch):
+    """A copy of the registry the loader reads instead; edit(name, change) rewrites one of its files."""
     from preprocess.registry import loader
 
     folder = tmp_path / "registry"
     folder.mkdir()
-    for name in ("sources.yaml", "kinds.yaml", "train.yaml"):
+    for name in ("sources.yaml", "subsets.yaml", "kinds.yaml", "train.yaml"):
         shutil.copy(loader.REGISTRY_DIR / name, folder / name)
-    document = yaml.safe_load((loader.REGISTRY_DIR / "subsets.yaml").read_text(encoding="utf-8"))
-    change(next(s for s in document["subsets"] if s["folder"] == "APTOS")["conversions"][0])
-    (folder / "subsets.yaml").write_text(yaml.safe_dump(document))
     monkeypatch.setattr(loader, "REGISTRY_DIR", folder)
+    loader.load_kinds.cache_clear()
+
+    def edit(name: str, change) -> None:
+        document = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        change(document)
+        (folder / name).write_text(yaml.safe_dump(document))
+
+    yield edit
+    loader.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again
 
 
-def test_a_conversion_without_a_full_count_is_refused_naming_it(tmp_path, monkeypatch):
-    _registry_copy(tmp_path, monkeypatch, lambda conversion: conversion.pop("counts"))
+def _aptos(change):
+    def edit(document: dict) -> None:
+        change(next(s for s in document["subsets"] if s["folder"] == "APTOS")["conversions"][0])
+
+    return edit
+
+
+def test_a_conversion_without_a_full_count_is_refused_naming_it(registry_copy):
+    registry_copy("subsets.yaml", _aptos(lambda conversion: conversion.pop("counts")))
     with pytest.raises(RegistryError, match=r"2D_Task/APTOS/image_folder: no full-download item count for its test"):
         load_registry(extras=False)
 
 
-def test_a_count_for_a_split_the_conversion_does_not_build_is_refused(tmp_path, monkeypatch):
+def test_a_count_for_a_split_the_conversion_does_not_build_is_refused(registry_copy):
     def stray(conversion):
         conversion["counts"]["train"] = {"items": 5, "basis": "a split APTOS has no conversion for"}
 
-    _registry_copy(tmp_path, monkeypatch, stray)
+    registry_copy("subsets.yaml", _aptos(stray))
     with pytest.raises(RegistryError, match=r"2D_Task/APTOS/image_folder: counts for \['train'\]"):
         load_registry(extras=False)
 
 
-def test_a_count_without_its_basis_does_not_load(tmp_path, monkeypatch):
-    _registry_copy(tmp_path, monkeypatch, lambda conversion: conversion["counts"]["test"].pop("basis"))
+def test_a_count_without_its_basis_does_not_load(registry_copy):
+    registry_copy("subsets.yaml", _aptos(lambda conversion: conversion["counts"]["test"].pop("basis")))
     with pytest.raises(RegistryError, match=r"does not match registry.schema.yaml"):
         load_registry(extras=False)
+
+
+def test_an_unknown_item_unit_of_a_kind_does_not_load(registry_copy):
+    registry_copy("kinds.yaml", lambda document: document["kinds"]["image_folder"].update(items="boxes"))
+    with pytest.raises(RegistryError, match=r"kinds.yaml: kind image_folder: items is one of"):
+        load_registry(extras=False)
+
+
+def test_an_unknown_item_unit_of_a_recipe_does_not_load(registry_copy):
+    def recipe(document):
+        document["kinds"]["annotation_crop"]["recipes"]["chest_imagenome_gold"]["items"] = "images"
+
+    registry_copy("kinds.yaml", recipe)
+    with pytest.raises(RegistryError, match=r"recipe chest_imagenome_gold of kind annotation_crop: items is one"):
+        load_registry(extras=False)
+
+
+def test_an_override_listing_npz_files_without_their_counts_still_loads(tmp_path):
+    """An override (own checksums, the tests' empty stubs) replaces a source's file list: the MedMNIST
+    conversions were counted by the shipped npz counts and are not refused for the override's lack of them."""
+    from preprocess.registry.loader import REGISTRY_DIR
+
+    shipped = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text(encoding="utf-8"))["sources"]["medmnist"]
+    files = [{"id": spec["id"], "path": spec["path"]} for spec in shipped["files"]]  # no npz, no md5
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(yaml.safe_dump({"sources": {"medmnist": {"files": files}}}))
+    registry = load_registry(overrides, extras=False)
+    assert registry.source("medmnist").file("bloodmnist").npz is None

@@ -381,6 +381,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     }
     for folder in extra_registry_dirs() if extras else ():
         _add_extra(document, folder)
+    counted = _npz_files(document)  # before the overrides, which may list a source's files without them
     if overrides:
         _apply_overrides(document, Path(overrides))
     check_schema(document, "registry.schema.yaml", "the registry")
@@ -394,7 +395,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     train_files.update(dict.fromkeys(document["no_subset"]))
     registry = Registry(sources, subsets, load_kinds(), train_files)
     _check_references(registry)
-    _check_counts(registry)
+    _check_counts(registry, counted)
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
     for where, conversion in conversions:
         check_params(registry.kinds, where, conversion)
@@ -534,12 +535,26 @@ def _check_references(registry: Registry) -> None:
             raise RegistryError(f"train.yaml lists {path} under {key!r}, which is no subset{did_you_mean(key, keys)}")
 
 
-def _check_counts(registry: Registry) -> None:
+def _npz_files(document: dict) -> dict[str, set]:
+    """Source id -> the ids of its files that are npz archives with split counts (sources.yaml `npz`); read
+    before the schema check, so a malformed entry is left to it."""
+    return {
+        source_id: {
+            raw.get("id", f"file{i}") for i, raw in enumerate(source["files"]) if isinstance(raw, dict) and "npz" in raw
+        }
+        for source_id, source in document["sources"].items()
+        if isinstance(source, dict) and isinstance(source.get("files"), list)
+    }
+
+
+def _check_counts(registry: Registry, npz_files: dict[str, set]) -> None:
     """Every conversion that converts anything states its full-download items for each split it builds (or
-    reads an npz file the registry counts), so that `plan` counts it before anything is downloaded; a count
-    for a split it does not build is a typo."""
+    reads an npz file the registry counts: `npz_files`), so that `plan` counts it before anything is
+    downloaded; a count for a split it does not build is a typo."""
     for subset in registry.subsets:
-        counted_npz = any(spec.npz for specs in registry.files_needed(subset).values() for spec in specs)
+        counted_npz = any(  # one of the files it reads (all of a source's, unless it names some)
+            npz & set(ref.files or npz) for ref in subset.sources for npz in [npz_files.get(ref.source, set())]
+        )
         for entry in subset.conversions:
             twins = entry.twins()
             where = f"subsets.yaml: {subset.key}/{entry.name}"
