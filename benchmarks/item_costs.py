@@ -204,15 +204,15 @@ def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) ->
     for key in sorted(set(old) | set(measured)):
         entry = dict(old.get(key, {}))
         if key in measured:
-            entry = {"measured": date, **{k: v for k, v in entry.items() if k == "items"}, **measured[key]}
+            entry = {"measured": date, **measured[key]}
         merged[key] = entry
     header = (
         "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
         "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items\n"
         "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
         "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"
-        "# seconds are medians and noisy, bytes and files exact. `items` is a stored item count for sources whose\n"
-        "# items no registry glob counts (rows of a table), kept across rewrites.\n"
+        "# seconds are medians and noisy, bytes and files exact. Item counts are the registry's (subsets.yaml\n"
+        "# `counts`).\n"
     )
     out.write_text(header + yaml.safe_dump({"costs": merged}, sort_keys=True, width=120))
 

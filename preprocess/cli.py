@@ -429,8 +429,9 @@ def cmd_plan(args) -> int:
     print("\nthe whole selection, downloaded or not (docs/benchmarks.md: how jobs are sized and scheduled):")
     print(report.budget_table(budget.totals(found, args.cores)))
     print(
-        f"\nestimated from {COSTS} in {time.monotonic() - started:.2f} s; items of the subsets whose raw "
-        "data is present as their conversions plan them, of the others as the registry counts a full download"
+        f"\nestimated from {COSTS} in {time.monotonic() - started:.2f} s; items (column counted) as the "
+        "build plans them from the raw data, else as the release's records name them or the raw root holds them, "
+        "else as the registry counts a full download (subsets.yaml counts)"
     )
     return 0
 

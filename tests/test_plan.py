@@ -98,7 +98,8 @@ def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
     print(f"plan on a synthetic full-size raw root ({made:,} stub files): {seconds:.2f} s")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["subset", "split", "items", "files", "size", "core-hours", "jobs", "buildable"]
+    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "counted", "buildable"]
+    assert lines[0].split() == headers
     ct_rate = next(line.split() for line in lines if line.startswith("3D_Task/CT_RATE "))
     assert ct_rate[1:3] == ["test", "1,304"]  # the valid_fixed `_1` volumes the registry counts
     table = lines[: lines.index("")]
@@ -178,7 +179,7 @@ def test_a_test_conversion_longer_than_the_target_is_cut(full_size):
     costs = dict(load_costs())
     slow = cost_key(registry, subset, conversion)
     costs[slow] = replace(costs[slow], seconds=10.0, startup_seconds=0.0)  # 3,000 images: 30,000 s on one core
-    items = count_items(registry, settings.raw_root, subset, conversion, costs[slow])
+    items = count_items(registry, settings.raw_root, subset, conversion)
     assert sharding.shard_count(settings, registry, subset, conversion, costs) == math.ceil(items * 10.0 / 3600)
     one = sharding.job_resources(settings, registry, subset, conversion, 1, costs=costs)
     nine = sharding.job_resources(settings, registry, subset, conversion, 9, costs=costs)

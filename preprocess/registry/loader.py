@@ -15,6 +15,9 @@ SCHEMA_DIR = REGISTRY_DIR / "schemas"
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
 TEST, TRAIN = "test", "train"  # the split a conversion or a raw file serves
 TRAIN_PREFIX = "train_"  # a conversion parameter `train_<name>` declares its train twin
+# What one item of a kind is (kinds.yaml `items`): the files its sources' globs match in the raw root, or
+# rows, members or links those files hold, which no glob counts (preprocess/sizing/counts.py)
+ITEM_UNITS = ("files", "rows")
 # Folders of registry entries added to the shipped ones (docs/conversions/subsets.md, "Adding a subset"). An
 # environment variable rather than a config key: every process of a run loads the registry (the CLI, each
 # Snakemake job, a cluster job), and only the environment reaches them all, config or not.
@@ -99,6 +102,13 @@ class Conversion:
     params: dict = field(default_factory=dict, hash=False, compare=False)
     shards: int = 1
     split: str = TEST  # train: built only when the subset wants every split (preprocess/registry/splits.py)
+    # the items of a full download per split ({split: {items, basis}}), for `plan` before any download
+    counts: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def full_count(self) -> dict | None:
+        """This conversion's full-download count ({items, basis}) from the registry, if it states one."""
+        return self.counts.get(self.split)
 
     def twins(self) -> list[Conversion]:
         """This entry as the conversions it declares: itself, or its test conversion and its train twin
@@ -175,6 +185,14 @@ class Kind:
     params: dict = field(hash=False, compare=False)  # JSON schema of the params
     recipe_param: str | None = None  # the parameter that names a recipe (its train_ twin too)
     recipes: dict = field(default_factory=dict, hash=False, compare=False)  # name -> entry (data, code, requires)
+    items: str = "files"  # files: its sources' globs match its items; rows: rows, members or links no glob counts
+
+    def item_unit(self, params: dict, variant: str | None = None) -> str:
+        """What one item of a conversion with `params` is (kinds.yaml `items`, its recipe's when it says)."""
+        name = params.get(self.recipe_param) if self.recipe_param else None
+        if isinstance(name, dict):  # a recipe per source variant
+            name = name.get(variant)
+        return self.recipes.get(name, {}).get("items", self.items) if isinstance(name, str) else self.items
 
     def recipe(self, name: str, where: str = "", param: str | None = None) -> dict:
         """The declared entry of recipe `name`; RegistryError naming the place, the kind, the parameter and the
@@ -352,7 +370,11 @@ def _subset(raw: dict) -> Subset:
     for index, conv in enumerate(raw["conversions"]):
         name = conv.get("name") or (conv["kind"] if len(raw["conversions"]) == 1 else f"{conv['kind']}{index}")
         params = dict(conv.get("params", {}))
-        conversions.append(Conversion(conv["kind"], name, params, conv.get("shards", 1), conv.get("split", "test")))
+        conversions.append(
+            Conversion(
+                conv["kind"], name, params, conv.get("shards", 1), conv.get("split", "test"), conv.get("counts", {})
+            )
+        )
     image_root = raw.get("image_root")
     tasks = tuple(
         Task(
@@ -389,6 +411,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     }
     for folder in extra_registry_dirs() if extras else ():
         _add_extra(document, folder)
+    counted = _npz_files(document)  # before the overrides, which may list a source's files without them
     if overrides:
         _apply_overrides(document, Path(overrides))
     check_schema(document, "registry.schema.yaml", "the registry")
@@ -402,6 +425,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     train_files.update(dict.fromkeys(document["no_subset"]))
     registry = Registry(sources, subsets, load_kinds(), train_files)
     _check_references(registry)
+    _check_counts(registry, counted)
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
     for where, conversion in conversions:
         check_params(registry.kinds, where, conversion)
@@ -417,7 +441,13 @@ def load_kinds() -> dict[str, Kind]:
     for name, raw in document["kinds"].items():
         params = {**raw["params"], "$defs": definitions}
         kinds[name] = Kind(
-            name, raw["module"], dict(raw["resources"]), params, raw.get("recipe_param"), raw.get("recipes") or {}
+            name,
+            raw["module"],
+            dict(raw["resources"]),
+            params,
+            raw.get("recipe_param"),
+            raw.get("recipes") or {},
+            raw.get("items", "files"),
         )
         _check_recipe_declarations(kinds[name])
     return kinds
@@ -426,6 +456,8 @@ def load_kinds() -> dict[str, Kind]:
 def _check_recipe_declarations(kind: Kind) -> None:
     """kinds.yaml itself: recipes come with the parameter that names them, and ask only for parameters the
     kind takes (a typo there would make every subset of the recipe fail to load, or none)."""
+    if kind.items not in ITEM_UNITS:
+        raise RegistryError(f"kinds.yaml: kind {kind.name}: items is one of {ITEM_UNITS}, not {kind.items!r}")
     if bool(kind.recipes) != bool(kind.recipe_param):
         raise RegistryError(f"kinds.yaml: kind {kind.name} declares recipes and recipe_param together, or neither")
     known = kind.params.get("properties", {})
@@ -434,6 +466,8 @@ def _check_recipe_declarations(kind: Kind) -> None:
     for name, entry in kind.recipes.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("code", ""), str):
             raise RegistryError(f"kinds.yaml: recipe {name} of kind {kind.name}: a mapping whose code is a string")
+        if entry.get("items", "files") not in ITEM_UNITS:
+            raise RegistryError(f"kinds.yaml: recipe {name} of kind {kind.name}: items is one of {ITEM_UNITS}")
         for key in entry.get("requires", ()):
             if key not in known:
                 raise RegistryError(
@@ -529,6 +563,43 @@ def _check_references(registry: Registry) -> None:
     for path, key in registry.train_files.items():
         if key is not None and key not in keys:
             raise RegistryError(f"train.yaml lists {path} under {key!r}, which is no subset{did_you_mean(key, keys)}")
+
+
+def _npz_files(document: dict) -> dict[str, set]:
+    """Source id -> the ids of its files that are npz archives with split counts (sources.yaml `npz`); read
+    before the schema check, so a malformed entry is left to it."""
+    return {
+        source_id: {
+            raw.get("id", f"file{i}") for i, raw in enumerate(source["files"]) if isinstance(raw, dict) and "npz" in raw
+        }
+        for source_id, source in document["sources"].items()
+        if isinstance(source, dict) and isinstance(source.get("files"), list)
+    }
+
+
+def _check_counts(registry: Registry, npz_files: dict[str, set]) -> None:
+    """Every conversion that converts anything states its full-download items for each split it builds (or
+    reads an npz file the registry counts: `npz_files`), so that `plan` counts it before anything is
+    downloaded; a count for a split it does not build is a typo."""
+    for subset in registry.subsets:
+        counted_npz = any(  # one of the files it reads (all of a source's, unless it names some)
+            npz & set(ref.files or npz) for ref in subset.sources for npz in [npz_files.get(ref.source, set())]
+        )
+        for entry in subset.conversions:
+            twins = entry.twins()
+            where = f"subsets.yaml: {subset.key}/{entry.name}"
+            stray = set(entry.counts) - {twin.split for twin in twins}
+            if stray:
+                raise RegistryError(f"{where}: counts for {sorted(stray)}, a split it does not build")
+            if registry.kinds[entry.kind].module is None or counted_npz:
+                continue
+            for twin in twins:
+                if twin.full_count is None:
+                    raise RegistryError(
+                        f"{where}: no full-download item count for its {twin.split} split; add "
+                        f"counts: {{{twin.split}: {{items: N, basis: where N comes from}}}} "
+                        "(docs/conversions/subsets.md)"
+                    )
 
 
 def _override_fingerprints(document: dict, path: Path, subsets: dict) -> None:

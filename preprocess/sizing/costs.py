@@ -19,7 +19,6 @@ class Cost:
     seconds: float  # per item, one core
     files: float  # output files per item
     bytes: float  # output bytes per item
-    items: int | None = None  # a stored item count, for sources whose items no glob counts (rows of a table)
     basis: str = ""  # what the figures were measured on
     measured: str = ""  # the date they were measured
     startup_seconds: float = 0.0  # a job's start-up (imports, planning) before its first item

@@ -2,7 +2,8 @@
 jobs a build takes (`python -m preprocess plan`), from the per-item costs (costs.py) and item counts
 (counts.py). The application layer (preprocess/pipeline/sizing.py) hands in what a presence check of the raw
 data says: which subsets are buildable, and the items their conversions plan from the raw data, as the build
-itself plans them; the others are counted cheaply from the registry and the raw root."""
+itself plans them; the others are counted cheaply (counts.py: the release's records, the raw root, else the
+registry's full count, so that nothing downloaded still plans the whole benchmark)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from preprocess.registry import splits
 from preprocess.sizing import resources
 from preprocess.sizing.costs import Cost, cost_of, load_costs
-from preprocess.sizing.counts import count_items
+from preprocess.sizing.counts import RAW_ROOT, counted_items
 from preprocess.sizing.shards import ceiling, jobs_for
 
 
@@ -32,6 +33,7 @@ class Estimate:
     runtime: int = 0  # minutes, declared by its largest job (first attempt)
     startup_seconds: float = 0.0  # predicted: a job's start-up ...
     item_seconds: float = 0.0  # ... and each item on the job's threads
+    counted: str = ""  # where its items were counted: raw root, release records or registry (counts.py)
 
     def job_seconds(self) -> list[float]:
         """Predicted seconds of each of its jobs (shard i holds the items at positions i modulo jobs)."""
@@ -58,21 +60,22 @@ def estimate(
         buildable = plan is None or plan.action not in ("skip", "release")  # a subset from the release: not built
         # A train conversion's items are counted as the workflow counts them to cut its jobs (count_items).
         planned = planned_items is not None and plan is not None and buildable and conversion.split != "train"
-        counted = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+        cheap = counted_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
         items = planned_items(subset, conversion) if planned else None
+        where = RAW_ROOT if items is not None else cheap.counted  # its own plan read the raw data
         if items is None:
-            items = counted
+            items = cheap.items
         jobs = jobs_for(  # cut from the cheap count, as the workflow cuts it
             settings,
             registry,
             subset,
             conversion,
-            counted,
+            cheap.items,
             cost,
-            ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir),
+            ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir),
         )
         threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
-        largest = resources.for_items(cost, resources.shard_items(counted, jobs), threads, speedup)  # as declared
+        largest = resources.for_items(cost, resources.shard_items(cheap.items, jobs), threads, speedup)  # declared
         found.append(
             Estimate(
                 subset.key,
@@ -90,6 +93,7 @@ def estimate(
                 largest.runtime,
                 cost.startup_seconds,
                 cost.seconds / speedup,
+                where,
             )
         )
     return found

@@ -14,23 +14,29 @@ def size(count: float) -> str:
 
 
 def table(estimates: list) -> str:
-    """Per subset and split (its conversions added up) with whether it is buildable, then the total of what
-    will be built, and apart the full-size figures of what will not (until its raw data is there)."""
+    """Per subset and split (its conversions added up) with where its items were counted and whether it is
+    buildable, then the total of what will be built, and apart the full-size figures of what will not (until
+    its raw data is there)."""
     rows: dict[tuple[str, str], list] = {}
+    counted: dict[tuple[str, str], set] = {}
     raw: dict[str, str] = {}
     for e in estimates:
         row = rows.setdefault((e.subset, e.split), [0, 0, 0, 0.0, 0])
         for index, value in enumerate((e.items, e.files, e.bytes, e.core_hours, e.jobs)):
             row[index] += value
+        counted.setdefault((e.subset, e.split), set()).add(e.counted)
         raw[e.subset] = "yes" if e.buildable else f"no: {e.raw}"
-    body = [[subset, split, *_cells(row), raw[subset]] for (subset, split), row in sorted(rows.items())]
+    body = [
+        [subset, split, *_cells(row), " + ".join(sorted(counted[subset, split])), raw[subset]]
+        for (subset, split), row in sorted(rows.items())
+    ]
     built = [row for (subset, _), row in rows.items() if raw[subset] == "yes"]
-    body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "what will be built"])
+    body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "", "what will be built"])
     if len(built) < len(rows):
         skipped = [row for (subset, _), row in rows.items() if raw[subset] != "yes"]
         label = f"{len({s for (s, _) in rows if raw[s] != 'yes'})} subsets not built, once downloaded"
-        body.append(["not built", "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), label])
-    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "buildable"]
+        body.append(["not built", "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), "", label])
+    headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "counted", "buildable"]
     return tables.render(headers, body)
 
 

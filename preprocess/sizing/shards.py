@@ -18,8 +18,8 @@ def _named(settings, subset, conversion) -> int | None:
 def jobs_for(settings, registry, subset, conversion, items: int, cost: Cost, ceiling: int = 0) -> int:
     """The config's count for the conversion or its subset, else the registry's, raised to as many as keep
     each job under resources.JOB_SECONDS (and its memory under resources.MEM_TARGET_MB). Never more jobs than
-    `ceiling` (the most items the raw root can hold for it, when counted): a job beyond them would have
-    nothing to build (`shards: 100000` for two images makes two jobs)."""
+    `ceiling` (the most items it can have, counts.py): a job beyond them would have nothing to build
+    (`shards: 100000` for two images makes two jobs)."""
     named = _named(settings, subset, conversion)
     if named is not None:
         jobs = named
@@ -29,8 +29,10 @@ def jobs_for(settings, registry, subset, conversion, items: int, cost: Cost, cei
     return min(jobs, ceiling) if ceiling > 0 else jobs
 
 
-def ceiling(registry, raw_root: Path, subset, conversion, cost: Cost, data_basedir: Path | None = None) -> int:
-    return count_items(registry, raw_root, subset, conversion, cost, data_basedir, most=True)
+def ceiling(registry, raw_root: Path, subset, conversion, *, data_basedir: Path | None = None) -> int:
+    """The most items the conversion can have: all matches of its globs in the raw root, or its records', or
+    the registry's count."""
+    return count_items(registry, raw_root, subset, conversion, data_basedir=data_basedir, most=True)
 
 
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
@@ -40,8 +42,8 @@ def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] |
     if named is not None and named <= 1:
         return named
     cost = cost_of(registry, subset, conversion, costs or load_costs())
-    items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
-    most = ceiling(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+    items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
+    most = ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
     return jobs_for(settings, registry, subset, conversion, items, cost, most)
 
 
@@ -49,6 +51,6 @@ def job_resources(settings, registry, subset, conversion, shards: int, attempt: 
     """(threads, mem_mb, runtime minutes) of one convert job of a conversion cut into `shards`: its largest
     shard's items, counted cheaply from the raw root (or the registry's full counts), as the workflow cuts it."""
     cost = cost_of(registry, subset, conversion, costs or load_costs())
-    items = count_items(registry, settings.raw_root, subset, conversion, cost, settings.data_basedir)
+    items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
     threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
     return resources.for_items(cost, resources.shard_items(items, shards), threads, speedup).at(attempt)
