@@ -88,7 +88,19 @@ def _unzip_scene_graphs(raw: Path, layout: str) -> None:
 def silver_common(demo_template, tmp_path):
     """The silver crops built from the zip as downloaded: the common layout's outputs."""
     common = Copy(demo_template, tmp_path / "common", "chest_imagenome", splits={"2D_Task/ChestImagrome": "all"})
-    assert main(["convert", "2D_Task/ChestImagrome", "--config", str(common.config)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "2D_Task/ChestImagrome",
+                "--config",
+                str(common.config),
+                "--results",
+                str(common.config.parent / "results"),
+            ]
+        )
+        == 0
+    )
     return _tree(common.data / SILVER)
 
 
@@ -99,7 +111,19 @@ def test_scene_graphs_extracted_build_the_crops_of_the_zip(demo_template, tmp_pa
     _unzip_scene_graphs(variant.raw, layout)
     code, out = variant.run(capsys, "check", "--source", "chest_imagenome", "--strict")
     assert code == 0 and "chest_imagenome: 3 of 3 needed files present" in out, out  # the folder for the zip
-    assert main(["convert", "2D_Task/ChestImagrome", "--config", str(variant.config)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "2D_Task/ChestImagrome",
+                "--config",
+                str(variant.config),
+                "--results",
+                str(variant.config.parent / "results"),
+            ]
+        )
+        == 0
+    )
     built = _tree(variant.data / SILVER)
     assert sorted(built) == CROPS
     for name in CROPS:
@@ -123,8 +147,24 @@ def test_register_records_an_extracted_scene_graph_folder_and_its_content(demo_t
     document = yaml.safe_load((variant.demo / "registry-overrides.yaml").read_text())
     document["sources"].update(yaml.safe_load(mine.read_text())["sources"])
     (variant.demo / "registry-overrides.yaml").write_text(yaml.safe_dump(document))
-    assert main(["check", "--source", "chest_imagenome", "--strict", "--config", str(own)]) == 0
-    assert main(["convert", "2D_Task/ChestImagrome", "--config", str(own)]) == 0
+    assert (
+        main(
+            [
+                "check",
+                "--source",
+                "chest_imagenome",
+                "--strict",
+                "--config",
+                str(own),
+                "--results",
+                str(own.parent / "results"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["convert", "2D_Task/ChestImagrome", "--config", str(own), "--results", str(own.parent / "results")]) == 0
+    )
     assert sorted(_tree(variant.data / SILVER)) == CROPS
 
 
@@ -191,7 +231,19 @@ def test_chexpert_png_root_links_the_folder_that_holds_train(demo_template, tmp_
     images = _move_png(variant.raw, "PNG") if layout == "nested" else variant.raw / "chexpert-plus" / "PNG"
     code, out = variant.run(capsys, "check", "--source", "chexpert_plus", "--strict")
     assert code == 0 and "chexpert_plus: 3 of 3 needed files present" in out, out
-    assert main(["convert", "2D_Task/ChexpertPlus", "--config", str(variant.config)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "2D_Task/ChexpertPlus",
+                "--config",
+                str(variant.config),
+                "--results",
+                str(variant.config.parent / "results"),
+            ]
+        )
+        == 0
+    )
     root = variant.data / "2D_Images" / "chexpert_plus" / "png"
     assert os.readlink(root) == str(images.resolve())
     assert _tree(root) == expected  # every record path resolves through the link, to the same bytes
@@ -262,7 +314,19 @@ def test_roco_hub_shard_names_build_the_names_of_the_authors_files(demo_template
     _hub_names(variant.raw)
     code, out = variant.run(capsys, "check", "--source", "roco_qa", "--strict")
     assert code == 0, out
-    assert main(["convert", "2D_Task/ROCO-VQA", "--config", str(variant.config)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "2D_Task/ROCO-VQA",
+                "--config",
+                str(variant.config),
+                "--results",
+                str(variant.config.parent / "results"),
+            ]
+        )
+        == 0
+    )
     assert _tree(variant.data / "2D_Images" / "ROCO-VQA") == expected
 
 
@@ -272,7 +336,19 @@ def test_roco_test_split_does_not_need_the_file_after_test(demo_template, tmp_pa
     (variant.raw / "ROCO-QA" / "data" / "Valid-00000-of-00002.parquet").unlink()
     code, out = variant.run(capsys, "check", "--source", "roco_qa", "--strict")
     assert code == 0, out
-    assert main(["convert", "2D_Task/ROCO-VQA", "--config", str(variant.config)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "2D_Task/ROCO-VQA",
+                "--config",
+                str(variant.config),
+                "--results",
+                str(variant.config.parent / "results"),
+            ]
+        )
+        == 0
+    )
     assert _tree(variant.data / "2D_Images" / "ROCO-VQA") == expected
     train = _roco(demo_template, tmp_path, "train_too", "all")
     (train.raw / "ROCO-QA" / "data" / "Valid-00000-of-00002.parquet").unlink()
