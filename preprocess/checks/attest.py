@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.checks import validate
+from preprocess.convert.forks import ctrl_c_held, let_ctrl_c_through
 from preprocess.errors import PreprocessError, UnsafePathError
 from preprocess.formats.fsutil import atomic_write_with, clipped, file_digest, safe_relative
 from preprocess.formats.imagecheck import (
@@ -384,10 +385,11 @@ def _fingerprint_all(jobs: list[Job], workers: int) -> Iterator[Entry]:
         return
     chunks = (jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK))
     try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=let_ctrl_c_through) as pool:
             window: deque = deque()
             for chunk in chunks:
-                window.append(pool.submit(_fingerprint_chunk, chunk))
+                with ctrl_c_held():  # a submit may fork a worker
+                    window.append(pool.submit(_fingerprint_chunk, chunk))
                 if len(window) >= 4 * workers:
                     yield from window.popleft().result()
             while window:

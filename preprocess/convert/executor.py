@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing
 
+from preprocess.convert.forks import ctrl_c_held, let_ctrl_c_through
 from preprocess.convert.outputs import write
 from preprocess.errors import PreprocessError
 
@@ -110,12 +111,13 @@ class _Helpers:
         if self.members:
             self.report()
             return
-        for _ in range(min(self.ctx.workers, len(_SHARED["chunks"])) - 1):
-            receiver, sender = self.context.Pipe(duplex=False)
-            process = self.context.Process(target=_help, args=(sender,), daemon=True)
-            process.start()
-            sender.close()
-            self.members.append((process, receiver))
+        with ctrl_c_held():  # the helpers let it through in _help
+            for _ in range(min(self.ctx.workers, len(_SHARED["chunks"])) - 1):
+                receiver, sender = self.context.Pipe(duplex=False)
+                process = self.context.Process(target=_help, args=(sender,), daemon=True)
+                process.start()
+                sender.close()
+                self.members.append((process, receiver))
 
     def report(self) -> None:
         done = _SHARED["finished"].value
@@ -155,6 +157,7 @@ class _Helpers:
 def _help(sender) -> None:
     """In a helper: claim chunks until none is left; send the rows, or the exception that stopped it."""
     try:
+        let_ctrl_c_through()
         outcome = _claim()
     except BaseException as exc:  # raised again in the job's own process
         outcome = exc
