@@ -61,7 +61,7 @@ from preprocess.formats.imagecheck import (
     Image,  # Pillow, with the package's pixel limit set (a decompression bomb is refused)
 )
 from preprocess.registry import layout, records, splits, trainlist
-from preprocess.registry.loader import Registry, Subset
+from preprocess.registry.model import Registry, Subset
 
 FORMAT = "# MedHEB-Bench pixel fingerprints, format 1"
 COLUMNS = ("subset", "path", "status", "mode", "dtype", "shape", "sha256")

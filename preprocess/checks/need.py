@@ -25,7 +25,7 @@ from preprocess.checks import release
 from preprocess.formats import unpacked
 from preprocess.formats.rawroot import Boundary
 from preprocess.registry import releasenames, splits, trainlist
-from preprocess.registry.loader import Conversion, Registry, Source, Subset
+from preprocess.registry.model import Conversion, Registry, Source, Subset
 
 
 @dataclass

@@ -8,7 +8,7 @@ from preprocess.checks.rawcheck import SourceCheck, subset_missing
 from preprocess.checks.release import ABSENT, FROM_RELEASE, presence
 from preprocess.errors import RawDataError
 from preprocess.registry import releasenames
-from preprocess.registry.loader import Registry
+from preprocess.registry.model import Registry
 
 # build | validate (a text subset: nothing to convert) | release (its images are the release's, in place: it is
 # validated, not built) | skip (not built, with why)

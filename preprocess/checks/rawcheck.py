@@ -16,7 +16,7 @@ from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
 from preprocess.registry import layout, splits
-from preprocess.registry.loader import FileSpec, Registry, Source
+from preprocess.registry.model import FileSpec, Registry, Source
 
 PRESENT, MISSING, INCOMPLETE, CORRUPT = "present", "missing", "incomplete", "corrupt"
 ARCHIVES = (".zip", ".npz")  # their member list is read: a bomb, an encrypted member or an unread method is named

@@ -14,7 +14,7 @@ from preprocess.formats.fsutil import PATH_MAX, clipped, is_within, safe_relativ
 from preprocess.formats.imagecheck import image_problem
 from preprocess.formats.rawroot import link_out
 from preprocess.registry import layout, records, trainlist
-from preprocess.registry.loader import Registry, Subset
+from preprocess.registry.model import Registry, Subset
 
 MISSING, UNREADABLE, UNSAFE, BAD_RECORD = "missing", "unreadable", "unsafe", "bad_record"
 NO_SUBSET = "no_subset"  # a Train_Data path under no subset's image folder

@@ -8,7 +8,7 @@ start-up, nor a process that only loads the registry).
 from __future__ import annotations
 
 from preprocess.convert.base import ConversionContext, load_object, run_conversion
-from preprocess.registry.loader import Kind
+from preprocess.registry.model import Kind
 
 __all__ = ["ConversionContext", "kind_module", "run_conversion"]
 

@@ -23,7 +23,7 @@ from preprocess.formats.manifest import write_manifest
 from preprocess.formats.rawroot import Boundary
 from preprocess.registry import layout
 from preprocess.registry.config import Settings
-from preprocess.registry.loader import Conversion, Registry, Source, Subset
+from preprocess.registry.model import Conversion, Registry, Source, Subset
 
 SHOWN_BAD = 5  # bad items a stopping error lists (it counts all of them)
 

@@ -10,7 +10,7 @@ import yaml
 from preprocess.checks.validate import load_records
 from preprocess.formats.fsutil import atomic_write_text
 from preprocess.registry import records
-from preprocess.registry.loader import GROUPS, Registry, Subset, Task
+from preprocess.registry.model import GROUPS, Registry, Subset, Task
 from preprocess.reports.summaries import unloadable_line
 
 NAMES = tuple(f"{group}.yaml" for group in GROUPS)  # the files written into the folder given

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from preprocess.errors import ConfigError, did_you_mean
 from preprocess.formats import textparse
-from preprocess.registry.loader import Registry, check_schema, load_registry, load_schema
+from preprocess.registry.loader import check_schema, load_registry, load_schema
+from preprocess.registry.model import Registry
 
 
 @dataclass(frozen=True)

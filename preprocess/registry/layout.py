@@ -6,7 +6,7 @@ from pathlib import Path
 
 from preprocess.errors import RawDataError, RegistryError
 from preprocess.formats.fsutil import name_problem
-from preprocess.registry.loader import Source, Subset, Task
+from preprocess.registry.model import Source, Subset, Task
 
 RESULTS = Path("results")  # the workflow's results folder, relative to its working directory
 # The workflow's files, relative to the results folder, with the rules' wildcards: the rules and the steps

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from preprocess.errors import ConfigError, did_you_mean
-from preprocess.registry.loader import TEST, TRAIN, Conversion, FileSpec, Registry, Source, Subset
+from preprocess.registry.model import TEST, TRAIN, Conversion, FileSpec, Registry, Source, Subset
 
 ALL = "all"
 

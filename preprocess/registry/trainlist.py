@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from preprocess.formats import releasefile
 from preprocess.registry import records
-from preprocess.registry.loader import Registry, Subset
+from preprocess.registry.model import Registry, Subset
 
 TRAIN_DATA = "Train_Data"
 

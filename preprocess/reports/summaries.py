@@ -10,7 +10,7 @@ from preprocess.checks.release import FROM_RELEASE
 from preprocess.checks.validate import JsonReport
 from preprocess.convert.compare import SAME
 from preprocess.formats import tables
-from preprocess.registry.loader import Registry
+from preprocess.registry.model import Registry
 
 
 def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:

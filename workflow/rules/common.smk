@@ -16,7 +16,7 @@ from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError, stop_workflow
 from preprocess.checks.rawcheck import fingerprint
 from preprocess.formats.rawroot import require_apart
-from preprocess.registry.loader import GROUPS
+from preprocess.registry.model import GROUPS
 
 RESULTS = layout.RESULTS
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
