@@ -49,8 +49,8 @@ test-fast: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest -m "not workflow and not whole_suite"
 
 # What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
-# MEDHEB_EXTRA_REGISTRY) needs no code change: tests/test_new_subset.py, whose whole_suite test runs every test
-# but the workflow ones again with the subset present (addopts cleared: it deselects whole_suite).
+# MEDHEB_EXTRA_REGISTRY) needs no code change: tests/test_new_subset.py, whose whole_suite test runs every
+# registry_wide test but the workflow ones again with the subset present (addopts cleared: it deselects whole_suite).
 test-new-subset: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest -o addopts=-ra tests/test_new_subset.py
 

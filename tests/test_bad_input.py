@@ -349,6 +349,7 @@ def test_raw_root_read_only_build_succeeds_and_raw_is_untouched(built_demo):
     print(f"raw root {built_demo.raw_protection}")
 
 
+@pytest.mark.registry_wide
 @pytest.mark.workflow
 def test_skip_mode_reports_exactly_the_planted_faults(tmp_path, demo_template):
     workdir = tmp_path / "w"

@@ -15,6 +15,7 @@ from preprocess.demo import LEFT_OUT
 from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
 
+@pytest.mark.registry_wide
 def test_list_shows_every_subset(capsys):
     registry = load_registry()  # held to the benchmark's layout tree by tests/test_registry.py
     tasks = sum(len(s.tasks) for s in registry.subsets)
@@ -36,6 +37,7 @@ def test_list_shows_every_subset(capsys):
     }
 
 
+@pytest.mark.registry_wide
 def test_module_entry_point_runs():
     done = subprocess.run(
         [sys.executable, "-m", "preprocess", "list", "--json"], capture_output=True, text=True, check=True

@@ -296,6 +296,7 @@ def _written_per_subset(results: Path) -> dict[str, int]:
 BOX_KINDS = ("annotation_crop", "mask_bbox_crop")
 
 
+@pytest.mark.registry_wide
 def test_plan_says_what_is_buildable_and_its_counts_match_the_build_within_2x(built):
     workdir, _ = built
     done = _cli("plan", "--json", cwd=workdir)
@@ -343,6 +344,7 @@ def test_validate_of_the_built_demo_ends_with_its_verdict(built):
     assert re.fullmatch(r"valid: (\d+) of \1 task files resolve every path", _last_line(done.stdout))
 
 
+@pytest.mark.registry_wide
 def test_the_plain_demo_build_ends_with_its_counts(built):
     _, done = built
     printed = done.stderr.splitlines()

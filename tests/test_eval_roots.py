@@ -24,7 +24,10 @@ from seed_tree import seed_layout
 ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
 PNG = encode(pattern(3), "PNG")
 
-pytestmark = pytest.mark.usefixtures("outside_checkout")
+pytestmark = [
+    pytest.mark.usefixtures("outside_checkout"),
+    pytest.mark.registry_wide,
+]  # registry_wide: make test-new-subset
 
 
 def _reference_roots() -> dict[str, str]:

@@ -219,6 +219,7 @@ REFERENCE_LABELS = {
 }  # fmt: skip
 
 
+@pytest.mark.registry_wide
 def test_every_label_list_is_the_reference_name_map_letter_for_letter():
     registry = load_registry()
     found = {}

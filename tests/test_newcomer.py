@@ -60,6 +60,7 @@ def _built_aptos(workdir: Path, demo: Path) -> Path:
     return user
 
 
+@pytest.mark.registry_wide
 @pytest.mark.workflow
 def test_a_user_configfile_replaces_the_shipped_one(tmp_path, demo):
     workdir = tmp_path / "work"
@@ -159,6 +160,7 @@ def test_plan_refuses_a_misspelt_shards_key_as_a_build_does(tmp_path, demo):
     assert "shards names unknown subset or conversion '3D_Task/CT_RATES' (did you mean 3D_Task/CT_RATE" in done.stderr
 
 
+@pytest.mark.registry_wide
 def test_check_lists_for_download_only_sources_a_conversion_reads(tmp_path, demo):
     """The demo has no MIMIC-CXR reports. Their only subset is a text subset, validated from its release file as
     it is: nothing to download for it. USData, which a conversion reads, is in the list."""
@@ -215,6 +217,7 @@ def test_an_unwritable_basedir_is_named(tmp_path, demo):
     assert done.returncode == 2 and f"DATA_BASEDIR {target} is not writable" in done.stderr, done.stderr
 
 
+@pytest.mark.registry_wide
 def test_version_and_status_json(tmp_path, demo, capsys, outside_checkout):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])

@@ -84,6 +84,7 @@ def full_size(tmp_path_factory):
     return folder, config, settings_from_dict(values), made
 
 
+@pytest.mark.registry_wide
 def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
     _, config, _, made = full_size
     started = time.monotonic()
@@ -152,6 +153,7 @@ def test_the_workflow_cuts_train_conversions_as_the_plan_does(full_size):
     assert sharding.shard_count(settings, registry, subset, subset.conversions[0]) == 40  # test: the registry's
 
 
+@pytest.mark.registry_wide
 def test_every_job_stays_under_the_target_at_full_counts(full_size):
     _, _, settings, _ = full_size
     registry = settings.registry()
@@ -186,6 +188,7 @@ def test_a_test_conversion_longer_than_the_target_is_cut(full_size):
     assert nine.runtime < one.runtime  # a shard's runtime follows its items
 
 
+@pytest.mark.registry_wide
 def test_plan_json_lists_each_conversion(full_size, tmp_path):
     _, config, _, _ = full_size
     done = subprocess.run(

@@ -100,6 +100,7 @@ def test_a_number_too_long_in_a_task_json_is_named_by_check_plan_and_convert(dem
     assert said in done.stderr and not images.exists()
 
 
+@pytest.mark.registry_wide
 def test_a_number_too_long_in_a_train_jsonl_fails_that_file_alone(demo, tmp_path):
     """validate and status used to stop for every subset; now the one file fails, naming its line."""
     train = demo / "DATA_BASEDIR" / TRAIN

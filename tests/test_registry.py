@@ -12,6 +12,8 @@ from preprocess.errors import RegistryError
 from preprocess.registry.loader import load_registry
 from seed_tree import TREE_FILE, seed_layout
 
+pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
+
 SEED_README = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "MedHEB-Bench-README.md"
 
 

@@ -104,6 +104,7 @@ def test_validation_page_has_a_row_per_task_file(built):
     assert f'<td>{first["file"]}</td><td class="n">{first["records"]}</td>' in page
 
 
+@pytest.mark.registry_wide
 def test_status_of_the_built_demo(built, capsys, monkeypatch):
     monkeypatch.chdir(built)  # the config's relative paths are relative to the working directory
     code = main(

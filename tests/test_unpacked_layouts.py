@@ -397,6 +397,7 @@ def test_roco_a_shard_set_that_would_shift_the_counter_is_refused(demo_template,
     assert not (variant.data / "2D_Images" / "ROCO-VQA").exists()
 
 
+@pytest.mark.registry_wide
 def test_every_recipe_part_names_a_file_spec_of_its_source_and_the_order_keeps_train_files_last():
     """A `{spec, split}` part of a parquet_extract recipe is looked up when the job runs: each must name a file
     spec of the subset's source, and a spec only the train split reads (split: train) may come only after every
