@@ -580,8 +580,11 @@ def cmd_slice(args) -> int:
     from preprocess.volumes.recipes import Profile
     from preprocess.volumes.slicer import canonical_slices, reference_slices, view_slices
 
-    if not Path(args.file).is_file():
-        what = "is a folder, not a volume file" if Path(args.file).is_dir() else "does not exist"
+    if not Path(args.file).is_file():  # a FIFO is named, never opened (a read would wait on it)
+        from preprocess.formats.fsutil import file_type
+
+        mode = os.stat(args.file).st_mode if os.path.exists(args.file) else None
+        what = "does not exist" if mode is None else f"is {file_type(mode)}, not a volume file"
         raise PreprocessError(f"{args.file} {what}: give the path of a .nii, .nii.gz, .nrrd or .npy file")
     volume = read_volume(Path(args.file))
     if args.window:

@@ -214,6 +214,29 @@ def test_a_trickle_stops_at_the_deadline_the_user_can_raise_and_the_part_resumes
     assert (folder / "bloodmnist.npz").read_bytes() == PAYLOAD
 
 
+def test_an_npz_stops_at_the_most_its_registry_counts_allow_and_a_true_copy_passes(tmp_path, capsys):
+    """The registry's sizes where known: an .npz entry's counts and shapes bound its download far below
+    download_max_bytes (64 GiB): 5 RGB images of 224 px (the default variant), uint8, and 5 labels of at most
+    8 bytes; 1% for deflate; 6 arrays of a 10,012-byte .npy header and a 1 KiB zip entry; 1 MiB to spare."""
+    npz = {"dims": 2, "channels": 3, "labels": 1, "counts": {"train": 2, "val": 1, "test": 2}}
+    arrays = 5 * 224 * 224 * 3 + 5 * 8
+    most = arrays + arrays // 100 + 6 * (10_012 + 1024) + (1 << 20)  # 1,874,998 bytes
+    site = Site(files={"bloodmnist.npz": b""}, endless={"bloodmnist.npz"})
+    with serve(site) as url:
+        config, folder = _download_config(tmp_path, url)
+        _medmnist_overrides(tmp_path, url, npz)  # the same file, now with the npz entry
+        assert main(["download", "medmnist", "--config", config]) == 2
+    err = capsys.readouterr().err
+    said = f"{url}/bloodmnist.npz holds more than {most} bytes (more came), the most it may have (its arrays as "
+    assert said + "the registry counts them): what came is not the file, and nothing of it was kept" in err
+    assert "Check source_variants" in err and "unexpected" not in err and list(folder.iterdir()) == []
+    with serve(Site(files={"bloodmnist.npz": PAYLOAD})) as url:  # 1 MiB: within the bound
+        config, folder = _download_config(tmp_path, url)
+        _medmnist_overrides(tmp_path, url, npz)
+        assert main(["download", "medmnist", "--config", config]) == 0, capsys.readouterr().err
+    assert (folder / "bloodmnist.npz").read_bytes() == PAYLOAD
+
+
 def test_a_part_larger_than_the_file_can_be_is_started_over(tmp_path):
     target = tmp_path / "Source" / "x.npz"
     target.parent.mkdir()
@@ -224,11 +247,17 @@ def test_a_part_larger_than_the_file_can_be_is_started_over(tmp_path):
     assert target.read_bytes() == PAYLOAD[:1000] and site.gets == [("x.npz", None)]
 
 
-def _medmnist_overrides(tmp_path, url: str) -> str:
-    """MedMNIST with two files served here (paths without the size suffix)."""
+def _medmnist_overrides(tmp_path, url: str, npz: dict | None = None) -> str:
+    """MedMNIST with two files served here (paths without the size suffix; `npz`: their registry description)."""
     files = [{"id": f.id, "path": list(f.paths)} for f in load_registry().source("medmnist").files]
     served = {
-        flag: {"id": flag, "path": f"{flag}.npz", "md5": MD5, "url": f"{url}/{flag}.npz"}
+        flag: {
+            "id": flag,
+            "path": f"{flag}.npz",
+            "md5": MD5,
+            "url": f"{url}/{flag}.npz",
+            **({"npz": npz} if npz else {}),
+        }
         for flag in ("bloodmnist", "chestmnist")
     }
     overrides = tmp_path / "overrides.yaml"

@@ -158,3 +158,15 @@ def test_slice_refuses_a_link_among_its_pngs(tmp_path, capsys):
     assert main(["slice", str(volume), str(out), "--count", "2"]) == 2
     assert f"error: OUT {first} is a symbolic link to {secret}" in capsys.readouterr().err
     assert secret.read_text() == "mine"
+
+
+def test_slice_names_a_fifo_or_a_folder_given_as_its_volume_and_never_waits(tmp_path, capsys):
+    """The input's neighbour of the output checks: a FIFO as FILE was called 'does not exist'."""
+    fifo = tmp_path / "v.nii.gz"
+    os.mkfifo(fifo)
+    assert main(["slice", str(fifo), str(tmp_path / "out")]) == 2  # at once: nothing opens it
+    said = ": give the path of a .nii, .nii.gz, .nrrd or .npy file\n"
+    assert capsys.readouterr().err == f"error: {fifo} is a FIFO (named pipe), not a volume file{said}"
+    assert main(["slice", str(tmp_path), str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path} is a folder, not a volume file{said}"
+    assert not (tmp_path / "out").exists()

@@ -3,7 +3,8 @@
 Every file comes through one bounded stream (`fetch_file`):
 - into `<name>.part` beside its name, opened without following a link, with no link on the way below the
   source's folder (fsutil.open_for_writing), resumed with an HTTP Range request;
-- at most the file's known size (the Hub's listing) or `download_max_bytes` (a file whose size nothing lists),
+- at most the file's known size (the Hub's listing), else the most its registry entry allows (an .npz's
+  counts and shapes: formats/npzio.largest_bytes) or `download_max_bytes`, the smaller,
   within `download_deadline` seconds for the file, every attempt of the run together, each read waiting at
   most a minute: an endless body and a trickle stop, named;
 - checked (the MD5 the registry publishes, the Hub's hash) and only then given its name, which must be free or,
@@ -109,12 +110,14 @@ def commands(source, raw_root, list_file: str, config: str | None = None) -> lis
 @dataclass(frozen=True)
 class Limits:
     """What one file may take: `deadline` seconds (all its attempts in one run), `max_bytes` when no listing
-    gives its size, `timeout` seconds for one connect or one read, `retries` more attempts after a drop."""
+    gives its size (`by_registry`: its registry entry's bound, smaller than download_max_bytes), `timeout`
+    seconds for one connect or one read, `retries` more attempts after a drop."""
 
     deadline: float
     max_bytes: int
     timeout: float = 60.0
     retries: int = 2
+    by_registry: bool = False
 
 
 def limits(settings=None, **changes) -> Limits:
@@ -124,6 +127,9 @@ def limits(settings=None, **changes) -> Limits:
     values = defaults() if settings is None else vars(settings)
     chosen = Limits(deadline=float(values["download_deadline"]), max_bytes=int(values["download_max_bytes"]))
     return replace(chosen, **changes)
+
+
+RAISE_MAX_BYTES = ". If a file that has no listed size truly is larger, raise download_max_bytes (bytes per file)"
 
 
 class _Dropped(Exception):
@@ -231,11 +237,13 @@ class _Transfer:
             return False
 
     def oversized(self, seen: str) -> str:
-        where = "the size the Hub lists" if self.size is not None else "download_max_bytes in the config"
+        where, then = "download_max_bytes in the config", RAISE_MAX_BYTES
+        if self.size is not None or self.bounds.by_registry:
+            where = "the size the Hub lists" if self.size is not None else "its arrays as the registry counts them"
+            then = "" if self.size is not None else ". Check source_variants (the image size) and the address"
         return (
             f"{self.what} holds more than {self.bound} bytes ({seen}), the most it may have ({where}): what came "
-            "is not the file, and nothing of it was kept. If a file that has no listed size truly is larger, "
-            "raise download_max_bytes (bytes per file)"
+            f"is not the file, and nothing of it was kept{then}"
         )
 
     def late(self, have: int) -> str:
@@ -295,6 +303,8 @@ def fetch_url(url: str, target: Path, md5: str | None, bounds: Limits | None = N
 def fetch_open(source, raw_root: Path, wanted: set[str] | None = None, bounds: Limits | None = None,
                log=print) -> list[Path]:  # fmt: skip
     """Fetch the files of a source that have a URL and are absent (`wanted`: only these paths)."""
+    from preprocess.formats import npzio  # numpy: only where a file is fetched
+
     base = Path(raw_root) / source.raw_dir
     chosen = [
         spec
@@ -303,9 +313,11 @@ def fetch_open(source, raw_root: Path, wanted: set[str] | None = None, bounds: L
         and not any((base / p).exists() for p in spec.paths)  # it, or an accepted alternative, is there
     ]  # fmt: skip
     check_folders([base / spec.paths[0] for spec in chosen], base)
-    fetched = []
+    fetched, bounds = [], bounds or limits()
     for spec in chosen:
-        if fetch_url(spec.url, base / spec.paths[0], spec.md5, bounds, root=base, log=log):
+        most = npzio.largest_bytes(spec.npz) if spec.npz else bounds.max_bytes
+        chosen_bounds = replace(bounds, max_bytes=most, by_registry=True) if most < bounds.max_bytes else bounds
+        if fetch_url(spec.url, base / spec.paths[0], spec.md5, chosen_bounds, root=base, log=log):
             fetched.append(base / spec.paths[0])
     return fetched
 

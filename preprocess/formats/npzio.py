@@ -9,6 +9,7 @@ batches, in one pass over the member, so that a job's memory does not grow with 
 from __future__ import annotations
 
 import io
+import math
 import struct
 import zipfile
 import zlib
@@ -202,6 +203,19 @@ def expected_image_shape(spec: dict, count: int) -> tuple[int, ...]:
     size = spec["size"]
     shape = (count,) + (size,) * spec["dims"]
     return (*shape, 3) if spec["channels"] == 3 else shape
+
+
+def largest_bytes(spec: dict) -> int:
+    """The most bytes an .npz of this registry description can take: each array at the widest dtype the
+    structure check accepts (2D images uint8; 3D volumes up to 8 bytes a voxel; labels up to 8 bytes), an .npy
+    header and a zip entry each, and 1% for deflate's worst case (stored blocks: 5 bytes in 64 KiB). A download
+    larger than this is not the file the registry describes: its structure check would refuse it."""
+    voxel = 1 if spec["dims"] == 2 else 8
+    arrays = sum(
+        math.prod(expected_image_shape(spec, count)) * voxel + count * spec["labels"] * 8
+        for count in spec["counts"].values()
+    )
+    return arrays + arrays // 100 + 2 * len(spec["counts"]) * (HEADER_BYTES + 1024) + (1 << 20)
 
 
 def _dtype_problem(dtype: np.dtype, dims: int) -> str | None:
