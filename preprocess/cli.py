@@ -529,7 +529,7 @@ def _write_validation_report(path: Path, states: dict, all_reports) -> None:
 
 def cmd_attest(args) -> int:
     """Write the pixel fingerprints of a tree, or compare them with another lab's (preprocess/checks/attest.py)."""
-    from preprocess.checks import attest
+    from preprocess.checks import fingerprintcompare
 
     target = Path(args.target) if args.target else None
     if args.compare is None:
@@ -541,12 +541,12 @@ def cmd_attest(args) -> int:
     if target is None or target.is_dir():  # a tree: fingerprinted now, into --out or the results folder
         mine = Path(args.out) if args.out else args.results / "attest" / "mine.tsv"
         _attest_tree(args, target, mine, report=sys.stderr)  # standard output holds the comparison alone
-    found, headers = attest.compare(Path(args.compare), mine)
+    found, headers = fingerprintcompare.compare(Path(args.compare), mine)
     if args.json:
-        print(json.dumps(attest.comparison_json(found, headers), indent=2))
+        print(json.dumps(fingerprintcompare.comparison_json(found, headers), indent=2))
     else:
-        print(attest.comparison_text(found, headers, args.limit))
-    return 1 if attest.differs(found) else 0
+        print(fingerprintcompare.comparison_text(found, headers, args.limit))
+    return 1 if fingerprintcompare.differs(found) else 0
 
 
 def _attest_tree(args, data_basedir: Path | None, out: Path, report=None):

@@ -342,7 +342,8 @@ def test_compare_on_a_named_pipe_without_a_writer_stops_with_its_name(tmp_path):
     fifo = tmp_path / "nobody-writes.fifo"
     os.mkfifo(fifo)
     code = (
-        "import sys; from preprocess.checks import attest; attest.FIFO_WAIT = 0.5; from preprocess.cli import main; "
+        "import sys; from preprocess.checks import fingerprintfile; fingerprintfile.FIFO_WAIT = 0.5; "
+        "from preprocess.cli import main; "
         f"sys.exit(main(['attest', '--compare', {str(fifo)!r}, {str(mine)!r}]))"
     )
     done = _run([sys.executable, "-c", code], timeout=60)
@@ -354,15 +355,15 @@ def test_a_lone_surrogate_in_a_path_reads_back_exactly(tmp_path):
     """A task file may name `a\udc80.png` (JSON's \udc80 escape): the file holds the escape text, which reads
     back as the same character, so the file compares equal to itself and its order holds. A literal backslash
     before `udc80`, a tab and a newline keep their own escapes."""
-    from preprocess.checks import attest
+    from preprocess.checks import fingerprintfile
 
     paths = sorted(["2D_Images/X/aZ.png", "2D_Images/X/a_.png", "2D_Images/X/a\udc80.png", "2D_Images/X/b\\udc80.png",
                     "2D_Images/X/c\td\ne.png"])  # fmt: skip
     out = tmp_path / "mine.tsv"
-    attest.write_entries(out, [attest.Entry("2D_Task/X", path, "missing") for path in paths])
+    fingerprintfile.write_entries(out, [fingerprintfile.Entry("2D_Task/X", path, "missing") for path in paths])
     written = out.read_bytes()
     assert b"\t2D_Images/X/a\\udc80.png\t" in written and b"\t2D_Images/X/b\\\\udc80.png\t" in written
-    assert [entry.path for entry in attest.read_entries(out)] == paths
+    assert [entry.path for entry in fingerprintfile.read_entries(out)] == paths
     done = _cli("attest", "--compare", out, out, cwd=tmp_path)
     assert done.returncode == 0 and SAME in done.stdout, done.stderr
 
@@ -456,12 +457,12 @@ def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_dig
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
 def test_the_fingerprint_file_follows_the_umask_as_every_other_result(tmp_path, umask, mode):
     """Fingerprints are meant to be published: readable by whom the umask lets read the other results."""
-    from preprocess.checks import attest
+    from preprocess.checks import fingerprintfile
 
     out = tmp_path / "results" / "fingerprints.tsv"
     previous = os.umask(umask)
     try:
-        attest.merge([], out)  # the workflow's per-subset files merged: here none, a header alone
+        fingerprintfile.merge([], out)  # the workflow's per-subset files merged: here none, a header alone
     finally:
         os.umask(previous)
     assert oct(out.stat().st_mode & 0o777) == oct(mode)

@@ -230,7 +230,7 @@ class Build:
             "config": config or {},
         }
         if fingerprints is not None:  # the digests of the attested tree, for the front page
-            from preprocess.checks.attest import front_digests
+            from preprocess.checks.fingerprintfile import front_digests
 
             summary["fingerprints"] = front_digests(Path(fingerprints))
         atomic_write_json(json_out, summary)
@@ -254,7 +254,7 @@ class Build:
     def gather_fingerprints(self, *, files, out: Path):
         """The tree's fingerprint file from the per-subset ones; a run of some subsets (`subsets:` a list) also
         takes those an earlier run left for the other subsets, so the file still describes the whole tree."""
-        from preprocess.checks import attest
+        from preprocess.checks import fingerprintfile
 
         files = [Path(f) for f in files]
         if self.settings.subsets != "all":
@@ -263,7 +263,7 @@ class Build:
                 path = layout.subset_file(self.results, layout.SUBSET_FINGERPRINTS, subset.key)
                 if subset.key not in selected and path.is_file():
                     files.append(path)
-        found = attest.merge(files, Path(out))
+        found = fingerprintfile.merge(files, Path(out))
         print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
         return found
 
