@@ -258,6 +258,20 @@ def test_a_raw_file_linked_out_of_the_raw_root_is_never_read(copy, kind):
     assert tree_digest(copy.raw) == before
 
 
+def test_register_never_hashes_a_raw_file_linked_out_of_the_raw_root(copy):
+    """register measures the user's copy (MD5s, counts): a file of it that is a link out of the raw root is named,
+    as check names it, and never opened."""
+    planted = copy.raw / "MedMNIST" / "bloodmnist_224.npz"
+    planted.unlink()
+    planted.symlink_to(copy.watch.path)
+    out = copy.tmp / "own.yaml"
+    done = copy.command("register", "medmnist", "--out", str(out))
+    assert done.returncode == 2, done.stdout + done.stderr
+    outside = rf"{re.escape(str(planted))} is a link to {re.escape(str(copy.watch.path))}, outside the raw root"
+    assert re.search(outside, done.stderr) and "Traceback" not in done.stderr, done.stderr
+    assert not out.exists() and not copy.watch.opened
+
+
 def test_a_hard_link_never_points_data_basedir_outside_the_raw_root(copy):
     planted = copy.raw / APTOS / "6cd606dc52e9.png"
     planted.unlink()

@@ -11,6 +11,7 @@ from preprocess.errors import RawDataError
 from preprocess.formats import textparse
 from preprocess.formats.fsutil import atomic_write_text, file_digest
 from preprocess.formats.npzio import SPLITS, NpzFile
+from preprocess.formats.rawroot import Boundary
 from preprocess.registry import layout
 
 
@@ -19,13 +20,14 @@ def observed_files(source, raw_root: Path) -> tuple[list[dict], list[str]]:
 
     Files the copy lacks keep their registry expectations; their ids are returned as the second value.
     """
-    return _observed(source, layout.raw_dir(raw_root, source))
+    base = layout.raw_dir(raw_root, source)
+    return _observed(source, base, Boundary(raw_root, base))
 
 
-def _observed(source, base: Path) -> tuple[list[dict], list[str]]:
+def _observed(source, base: Path, boundary: Boundary) -> tuple[list[dict], list[str]]:
     specs, absent = [], []
     for spec in source.files:
-        entry, found = _observed_spec(spec, base)
+        entry, found = _observed_spec(spec, base, boundary)
         if not found:
             absent.append(spec.id)
         # an override replaces the whole spec: what the registry says beyond names and sums is kept (the split
@@ -37,8 +39,9 @@ def _observed(source, base: Path) -> tuple[list[dict], list[str]]:
     return specs, absent
 
 
-def _observed_spec(spec, base: Path) -> tuple[dict, bool]:
-    """(the spec as this copy holds it, whether the copy holds it)."""
+def _observed_spec(spec, base: Path, boundary: Boundary) -> tuple[dict, bool]:
+    """(the spec as this copy holds it, whether the copy holds it). A file is hashed only where it can be read
+    as a raw file: a link out of the raw root, a FIFO or a device is named (RawDataError), never opened."""
     if spec.glob:
         count = len(_glob(base, spec.glob))
         return {"id": spec.id, "glob": spec.glob, "min_count": count or spec.min_count}, count > 0
@@ -52,9 +55,10 @@ def _observed_spec(spec, base: Path) -> tuple[dict, bool]:
     elif spec.holds and (base / found).is_dir():  # a folder has no checksum: its content is what the check looks for
         entry = {"id": spec.id, "path": found}
     else:
-        entry = {"id": spec.id, "path": found, "md5": file_digest(base / found, "md5")}
+        real = boundary.check(base / found)
+        entry = {"id": spec.id, "path": found, "md5": file_digest(real, "md5")}
         if spec.npz:
-            entry["npz"] = _observed_npz(base / found, spec.npz)
+            entry["npz"] = _observed_npz(real, spec.npz)
     return entry, found is not None
 
 
