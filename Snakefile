@@ -5,7 +5,7 @@
 from snakemake.utils import min_version
 
 from preprocess.errors import ConfigError, stop_workflow
-from preprocess.registry.config import check_config
+from preprocess.pipeline.workflow import check_config
 
 min_version("9.0")
 

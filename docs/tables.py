@@ -23,9 +23,9 @@ COUNT = re.compile(r"<!-- count: (?P<name>[\w-]+) -->(?P<value>[^<]*)<!-- /count
 
 def facts() -> tuple[dict[str, str], dict[str, str]]:
     """Figures and tables of the shipped registry (and of the demo's declared left-out subsets)."""
-    from preprocess.cli import list_rows, markdown_table, naming_table
     from preprocess.demo import LEFT_OUT
     from preprocess.registry.loader import load_registry
+    from preprocess.reports.listing import list_rows, markdown_table, naming_table
 
     registry = load_registry(extras=False)
     tasks = [task for subset in registry.subsets for task in subset.tasks]

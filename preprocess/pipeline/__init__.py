@@ -1,2 +1,2 @@
-"""The steps as a run takes them (one Build object), the Snakemake entry, the run-wide view,
-estimates and the evaluation's config."""
+"""The application layer: every use case the command line (preprocess/cli/) and the workflow (Snakefile,
+workflow/rules/*.smk through workflow.py, the rules' steps through snakemake_entry.py) call."""

@@ -4,11 +4,15 @@ them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+import time
+from dataclasses import asdict, replace
 
 from preprocess.checks.plan import plan_subset
 from preprocess.checks.rawcheck import check_all
 from preprocess.errors import PreprocessError
+from preprocess.sizing import budget, report
+from preprocess.sizing.costs import COSTS
 from preprocess.sizing.estimate import estimate, planned_conversions
 
 
@@ -46,4 +50,21 @@ def estimate_build(settings, registry, conversions=None, costs=None, results=Non
         costs,
         plans=plans,
         planned_items=lambda subset, conversion: planned_items(registry, settings, subset, conversion),
+    )
+
+
+def print_plan(settings, registry, results=None, cores=(32, 256), as_json: bool = False, started=None) -> None:
+    """`plan`: the estimates of the configured build as a table with the wall time on each of `cores`, or
+    as JSON; `started` (time.monotonic()) is when the command began, for the time it took."""
+    found = estimate_build(settings, registry, results=results)
+    if as_json:
+        print(json.dumps([asdict(e) for e in found], indent=1))
+        return
+    print(report.table(found))
+    print("\nthe whole selection, downloaded or not (docs/benchmarks.md: how jobs are sized and scheduled):")
+    print(report.budget_table(budget.totals(found, cores)))
+    print(
+        f"\nestimated from {COSTS} in {time.monotonic() - (started or time.monotonic()):.2f} s; items (column "
+        "counted) as the build plans them from the raw data, else as the release's records name them or the raw "
+        "root holds them, else as the registry counts a full download (subsets.yaml counts)"
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess.checks import validate
 from preprocess.checks.plan import (
     RELEASE,
     SKIP,
@@ -27,6 +26,7 @@ from preprocess.formats import tables, textparse
 from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.formats.manifest import read_manifest
 from preprocess.pipeline import runview
+from preprocess.pipeline.validation import validate_files
 from preprocess.registry import layout, releasenames, splits
 from preprocess.reports import summaries
 
@@ -137,11 +137,7 @@ class Build:
     def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
         """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""
         chosen = self.registry.subset(subset)
-        found = validate.validate_subset(
-            self.registry, chosen, self.settings.data_basedir, self.settings.raw_root,
-            decode or self.settings.validate_decode, manifests=manifests,
-            train_built=splits.wanted(self.settings, chosen) == splits.ALL,
-        )  # fmt: skip
+        found = validate_files(self.registry, self.settings, chosen, self.settings.raw_root, decode, manifests)
         print(summaries.validation_table(found) if found else f"{chosen.key}: no task files")
         for text in (summaries.unloadable_text(found), summaries.unproduced_text(found)):
             if text:

@@ -6,43 +6,31 @@ import re
 import sys
 from pathlib import Path
 
-from preprocess.pipeline import runview
-from preprocess.sizing import shards
-from preprocess.sizing.resources import rule_resources
-from preprocess.registry import layout, releasenames, splits
-from preprocess.checks import validate
-from preprocess.registry.config import require_directory, settings_from_dict
-from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError, stop_workflow
-from preprocess.checks.rawcheck import fingerprint
-from preprocess.formats.rawroot import require_apart
-from preprocess.registry.model import GROUPS
+from preprocess.pipeline.workflow import (
+    GROUPS,
+    RESULTS,
+    built_conversions,
+    checked_sources,
+    count_shards,
+    job_resources,
+    layout,
+    raw_fingerprint,
+    record_files,
+    rule_resources,
+    task_files,
+    workflow_settings,
+)
 
-RESULTS = layout.RESULTS
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
-    SETTINGS = settings_from_dict(config)
-    require_apart(SETTINGS.raw_root, SETTINGS.data_basedir, RESULTS)
-    if (
-        SETTINGS.demo is not None
-    ):  # written by `python -m preprocess demo` (make demo), not here
-        require_demo(SETTINGS.demo)
-    require_directory(SETTINGS.raw_root, "raw root")
-    require_directory(SETTINGS.data_basedir, "DATA_BASEDIR", writable=True)
-    REGISTRY = SETTINGS.registry()
-    splits.check_keys(SETTINGS, REGISTRY)
+    SETTINGS, REGISTRY = workflow_settings(config, RESULTS)
 except PreprocessError as exc:
     stop_workflow(exc)
 SELECTED = REGISTRY.select(SETTINGS.subsets)
 SELECTED_SOURCES = sorted({s for subset in SELECTED for s in subset.source_ids})
 # A partial run's summaries also cover the sources earlier runs checked: their checks are jobs of this run too,
 # redone when out of date (the splits or the raw folder changed: their params differ), never trusted stale.
-CHECKED_SOURCES = sorted(
-    set(SELECTED_SOURCES).union(
-        runview.checked_before(REGISTRY, RESULTS)
-        if runview.partial(SETTINGS, RESULTS)
-        else []
-    )
-)
+CHECKED_SOURCES = checked_sources(SETTINGS, REGISTRY, RESULTS, SELECTED_SOURCES)
 ENTRY = "../scripts/step.py"
 FAILED_VALIDATION = "Error in rule validation_passed"  # in Snakemake's log when the run's last rule fails
 
@@ -61,10 +49,7 @@ def check_report(source_id):
 
 
 def source_fingerprint(wildcards):
-    source = splits.checked_source(
-        REGISTRY, SETTINGS, REGISTRY.source(wildcards.source)
-    )
-    return fingerprint(source, SETTINGS.raw_root)
+    return raw_fingerprint(SETTINGS, REGISTRY, wildcards.source)
 
 
 def subset_of(wildcards):
@@ -76,12 +61,12 @@ def shard_count(subset, conversion):
     """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
     that no job runs past sizing.resources.JOB_SECONDS (its items counted in the raw root).
     """
-    return shards.shard_count(SETTINGS, REGISTRY, subset, conversion)
+    return count_shards(SETTINGS, REGISTRY, subset, conversion)
 
 
 def conversion_manifests(subset):
     manifests = []
-    for conversion in splits.conversions(SETTINGS, subset):
+    for conversion in built_conversions(SETTINGS, subset):
         if REGISTRY.kinds[conversion.kind].module is None:
             continue  # text subsets: nothing to convert
         count = shard_count(subset, conversion)
@@ -99,7 +84,7 @@ def subset_check_reports(wildcards):
 def conversion_of(wildcards):
     return next(
         c
-        for c in splits.conversions(SETTINGS, subset_of(wildcards))
+        for c in built_conversions(SETTINGS, subset_of(wildcards))
         if c.name == wildcards.conversion
     )
 
@@ -110,17 +95,14 @@ def release_files(wildcards):
     side = conversion_of(wildcards).params.get("records")
     if side is None:
         return []
-    found = releasenames.release_files(
-        SETTINGS.data_basedir, subset_of(wildcards), side
-    )
-    return [str(path) for path in found]
+    return record_files(SETTINGS, subset_of(wildcards), side)
 
 
 @functools.cache
 def first_attempt(subset, conversion):
     """threads, mem_mb and runtime of a conversion's largest shard at the first attempt, from its items."""
     count = shard_count(subset, conversion)
-    return shards.job_resources(SETTINGS, REGISTRY, subset, conversion, count)
+    return job_resources(SETTINGS, REGISTRY, subset, conversion, count)
 
 
 def conversion_resources(wildcards, attempt=1):
@@ -147,9 +129,7 @@ def validation_inputs(wildcards):
     """A built subset's task files and its conversions' manifests; a subset from the release has no manifest
     (nothing of it is converted): its task files alone."""
     subset = subset_of(wildcards)
-    tasks = [
-        str(p) for p in layout.task_files(SETTINGS.data_basedir, subset) if p.exists()
-    ]
+    tasks = task_files(SETTINGS, subset)
     built = planned_action(subset.key) == "build"
     return {"manifests": conversion_manifests(subset) if built else [], "tasks": tasks}
 

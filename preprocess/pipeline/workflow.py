@@ -1,0 +1,74 @@
+"""What the Snakemake workflow (Snakefile, workflow/rules/*.smk) asks of the pipeline before and while it
+plans its jobs: the checked settings, the sources and conversions a run has, the jobs' sizes, the files a
+rule reads. The rules import this module and preprocess.errors only; the steps they run are
+preprocess/pipeline/snakemake_entry.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocess.checks.rawcheck import fingerprint
+from preprocess.pipeline import runview
+from preprocess.pipeline.settings import workflow_settings
+from preprocess.registry import layout, releasenames, splits
+from preprocess.registry.config import check_config
+from preprocess.registry.model import GROUPS
+from preprocess.sizing import shards
+from preprocess.sizing.resources import rule_resources
+
+RESULTS = layout.RESULTS
+
+# The names the rules use (layout: every output path; GROUPS: the task groups; check_config: the config file
+# checked before anything runs; rule_resources: the fixed sizes of the rules that convert nothing).
+__all__ = [
+    "GROUPS",
+    "RESULTS",
+    "built_conversions",
+    "check_config",
+    "checked_sources",
+    "count_shards",
+    "job_resources",
+    "layout",
+    "raw_fingerprint",
+    "record_files",
+    "rule_resources",
+    "task_files",
+    "workflow_settings",
+]
+
+
+def checked_sources(settings, registry, results: Path, selected: list[str]) -> list[str]:
+    """The sources whose check reports a run writes: the selected subsets', and on a partial run those earlier
+    runs checked (runview.py), redone when out of date, never trusted stale."""
+    before = runview.checked_before(registry, results) if runview.partial(settings, results) else []
+    return sorted(set(selected).union(before))
+
+
+def raw_fingerprint(settings, registry, source_id: str) -> str:
+    """What could change the check of a source: the stats of the files its check looks for."""
+    return fingerprint(splits.checked_source(registry, settings, registry.source(source_id)), settings.raw_root)
+
+
+def built_conversions(settings, subset) -> list:
+    """The conversions a build runs for the subset (its train ones with splits: all)."""
+    return splits.conversions(settings, subset)
+
+
+def count_shards(settings, registry, subset, conversion) -> int:
+    """Jobs for one conversion (sizing/shards.py)."""
+    return shards.shard_count(settings, registry, subset, conversion)
+
+
+def job_resources(settings, registry, subset, conversion, count: int):
+    """threads, mem_mb and runtime of the conversion's largest shard (sizing/shards.py)."""
+    return shards.job_resources(settings, registry, subset, conversion, count)
+
+
+def record_files(settings, subset, side: str) -> list[str]:
+    """The release files whose records name a record-driven conversion's outputs."""
+    return [str(path) for path in releasenames.release_files(settings.data_basedir, subset, side)]
+
+
+def task_files(settings, subset) -> list[str]:
+    """The subset's task files that are in DATA_BASEDIR."""
+    return [str(path) for path in layout.task_files(settings.data_basedir, subset) if path.exists()]
