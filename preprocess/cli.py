@@ -752,8 +752,9 @@ def cmd_demo(args) -> int:
         out = write_real(Path(args.directory), args.items, args.sources, full_counts=args.full_counts)
         print(f"real-size fakes written to {out}: {args.items} items a source; config {out / 'config.yaml'}")
         return 0
-    kept = is_current(Path(args.directory), args.release_images) and not args.force
-    out = write_demo(Path(args.directory), force=args.force, release_images=args.release_images)
+    only = args.restricted_raw_only
+    kept = is_current(Path(args.directory), args.release_images, only) and not args.force
+    out = write_demo(Path(args.directory), args.force, args.release_images, only)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
     if args.release_images:
         from preprocess.demo.release_images import SHIPPED, notices
@@ -763,6 +764,8 @@ def cmd_demo(args) -> int:
             f" (with the release's images of {len(SHIPPED)} open subsets and a {notices.NOTICE} in each of the "
             f"{len(notices.restricted(load_registry()))} restricted image folders)"
         )
+    if only:
+        where += "; the raw root holds only the restricted subsets' downloads"
     if kept:
         print(f"demo in {out} kept as it is (this version wrote it; --force writes it again): {where}")
     else:
@@ -934,6 +937,12 @@ def _args_demo(p) -> None:
         default=False,
         help="DATA_BASEDIR also gets what the release ships: the images of the open subsets (made by the reference"
         " rules, not by the conversions) and a LICENSE_NOTICE.md in each restricted image folder (default: off)",
+    )
+    p.add_argument(
+        "--restricted-raw-only",
+        action="store_true",
+        help="the raw root keeps only the downloads of the ten subsets the release does not redistribute: with "
+        "--release-images, a user who downloaded the release and fetched only what it lacks",
     )
     p.add_argument(
         "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"

@@ -235,9 +235,9 @@ def compared_counts(kept: list[dict], rebuilt: set[str] = frozenset()) -> dict:
     }
 
 
-def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset()) -> str:
+def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset(), page: Path | None = None) -> str:
     """The summary's lines on the files kept as they were: subsets and files that match the release, where the
-    table is, the first files that differ."""
+    table is, the first files that differ and, when some do, the page that shows them (`page`)."""
     counts = compared_counts(kept, rebuilt)
     text = (
         f"\n\n{counts['same_subsets']} of {counts['subsets']} subsets rebuilt over the release's files: the same "
@@ -245,4 +245,7 @@ def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset()
         f"{counts['same']} hold the same pixels as this build's, {counts['differ']} differ ({table})"
     )
     differ = [entry for entry in kept if entry["verdict"] != SAME]
-    return text + "".join(f"\n  {entry['path']}: {entry['verdict']}" for entry in differ[:20])
+    text += "".join(f"\n  {entry['path']}: {entry['verdict']}" for entry in differ[:20])
+    if differ and page is not None:
+        text += f"\n  each side by side with ours and their difference: {page} (and in snakemake --report)"
+    return text
