@@ -34,7 +34,7 @@ def table(estimates: list) -> str:
     built = [row for (subset, _), row in rows.items() if raw[subset] == "yes"]
     body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "", "what will be built"])
     # apart: the subsets taken from the release (rebuilt with build: all only), then those that need a download
-    released = {s for (s, _) in rows if raw[s] == f"no: {FROM_RELEASE}"}
+    released = {s for (s, _) in rows if raw[s].startswith(f"no: {FROM_RELEASE}")}
     waiting = {s for (s, _) in rows if raw[s] != "yes"} - released
     for name, chosen, label in (
         (FROM_RELEASE, released, f"{len(released)} subsets validated as the release has them, not rebuilt"),
