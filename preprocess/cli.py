@@ -299,7 +299,7 @@ def cmd_check(args) -> int:
     released = release.released_subsets(registry, settings, args.results) - unreadable  # plan skips those
     if released:
         print(f"\n{release.FROM_RELEASE} ({release.NOT_NEEDED}): {', '.join(sorted(released))}")
-    text = summaries.instructions_text(registry, checks, released)
+    text = summaries.instructions_text(registry, checks, released, chosen)
     if text and not args.quiet:
         print("\n" + text)
     release = [f"  {key}: {line}" for key, lines in lacking.items() if key not in released for line in lines]

@@ -34,14 +34,14 @@ def unusable_text(checks: dict[str, SourceCheck]) -> str:
     return "\n".join(lines)
 
 
-def instructions_text(registry: Registry, checks: dict[str, SourceCheck], released=frozenset()) -> str:
-    """Numbered steps for every source that is not present and that a conversion reads. A source that only text
-    subsets name (mimic_cxr_reports: MIMIC_f2i), or only subsets taken from the release (`released`: their
-    images are in DATA_BASEDIR), is never downloaded for a build: their files are the release's, validated as
-    they are."""
+def instructions_text(registry: Registry, checks: dict[str, SourceCheck], released=frozenset(), chosen=None) -> str:
+    """Numbered steps for every source that is not present and that a conversion of the `chosen` subsets (None:
+    every subset) reads. A source that only text subsets name (mimic_cxr_reports: MIMIC_f2i), or only subsets
+    taken from the release (`released`: their images are in DATA_BASEDIR), is never downloaded for a build:
+    their files are the release's, validated as they are."""
     converted = {
         source
-        for subset in registry.subsets
+        for subset in (registry.subsets if chosen is None else chosen)
         if not subset.is_text and subset.key not in released
         for source in subset.source_ids
     }
