@@ -166,7 +166,9 @@ def test_every_command_names_the_same_state_for_each_subset(variant):
     front = (results / "report" / "dashboard.html").read_text(encoding="utf-8")
     cards = dict(re.findall(r'<b data-count="(\w+)">(\d+)</b>', front))
     assert (cards["built"], cards["from_release"], cards["not_built"], cards["failed"]) == ("10", "37", "9", "0")
-    shown = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", front.split("<h3>Not built</h3>", 1)[1].split("</table>")[0])
+    shown = re.findall(
+        r"<tr><td>([^<]+)</td><td>([^<]+)</td>", front.split("<h3>Not built</h3>", 1)[1].split("</table>")[0]
+    )
     assert {key: f"not built: {why}" for key, why in shown} == dict(listed)
     # status, one line per subset
     status = _cli("status", "demo/DATA_BASEDIR", "--json", cwd=workdir)
