@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from preprocess.convert.outputs import Data, Png, write
+from preprocess.convert.outputs import Data, HardLink, Png, write
 from preprocess.pipeline import steps
 
 GREY = np.arange(16, dtype=np.uint8).reshape(4, 4) * 10  # 0, 10, ..., 150
@@ -105,3 +106,44 @@ def test_the_validation_report_lists_the_kept_files_with_their_verdicts(tmp_path
         {"path": "2D_Images/X/b.png", "verdict": "same pixels"},
         {"path": "2D_Images/X/c.png", "verdict": "differs: 1 of 16 pixels, largest difference 7 (4x4 uint8)"},
     ]
+
+
+def test_a_byte_equal_file_or_a_hard_link_is_the_same_file_untouched(base, tmp_path):
+    """A release file that holds our bytes, as a copy or as a hard link to another name, is the same file: a
+    plain row, no comparison, neither rewritten nor replaced (inode and mtime kept)."""
+    from preprocess.formats.pngio import encode_png
+
+    ours = encode_png(GREY.copy())
+    copy = _place(base, "i.png", ours)
+    elsewhere = tmp_path / "elsewhere.png"
+    elsewhere.write_bytes(ours)
+    linked = base / "2D_Images" / "X" / "j.png"
+    os.link(elsewhere, linked)
+    for target in (copy, linked):
+        before = (target.stat().st_ino, target.stat().st_mtime_ns)
+        row = write(Png(target, GREY.copy()), base, overwrite=False)
+        assert row == (f"2D_Images/X/{target.name}", "file", f"{len(ours)}:{hashlib.sha256(ours).hexdigest()}")
+        assert (target.stat().st_ino, target.stat().st_mtime_ns) == before
+    assert elsewhere.stat().st_nlink == 2  # the link is kept, not broken by a rewrite
+
+
+def test_a_raw_file_placed_by_link_over_its_own_link_or_copy_is_the_same_file(base, tmp_path):
+    raw = tmp_path / "raw.jpg"
+    raw.write_bytes(_pillow_png(GREY))
+    linked = base / "2D_Images" / "X" / "k.jpg"
+    linked.parent.mkdir(parents=True)
+    os.link(raw, linked)
+    copy = _place(base, "l.jpg", raw.read_bytes())
+    for target in (linked, copy):
+        before = (target.stat().st_ino, target.stat().st_mtime_ns)
+        row = write(HardLink(target, raw), base, overwrite=False)
+        assert row[:2] == (f"2D_Images/X/{target.name}", "file")
+        assert (target.stat().st_ino, target.stat().st_mtime_ns) == before
+
+
+def test_overwrite_existing_names_every_file_it_replaces(base, capsys):
+    targets = [_place(base, f"m{i}.png", _pillow_png(GREY + i + 1)) for i in range(3)]
+    for target in targets:
+        write(Png(target, GREY.copy()), base, overwrite=True)
+    said = capsys.readouterr().out.splitlines()
+    assert said == [f"replacing {t}: it held other content (overwrite_existing: true)" for t in targets]

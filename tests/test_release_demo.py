@@ -58,6 +58,15 @@ def _demo(directory: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def _stats(base: Path) -> dict[str, tuple[int, int]]:
+    """inode and modification time of every file under DATA_BASEDIR."""
+    return {
+        p.relative_to(base).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
 def _snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
     done = subprocess.run([*command, "--cores", "2", *extra], capture_output=True, text=True)
@@ -170,10 +179,11 @@ def test_a_release_partly_deleted_and_one_pixel_changed(tmp_path):
     pixels = np.array(Image.open(base / changed))
     pixels.flat[0] ^= 0x20  # one pixel's first channel, 32 apart
     Image.fromarray(pixels).save(base / changed, "PNG", compress_level=9)
-    before = _digests(base)
+    before, stats = _digests(base), _stats(base)
     done = _snakemake(tmp_path)
     after = _digests(base)
     assert {path: after[path] for path in before} == before  # no release file rewritten, the changed one included
+    assert {path: _stats(base)[path] for path in stats} == stats  # nor replaced or touched: inode and mtime
     for path in deleted:  # written again, with the release's pixels
         assert np.array_equal(np.asarray(Image.open(base / path)), saved[path]), path
     assert (base / aptos[0]).read_bytes() == aptos_bytes  # an upstream file as it is: its bytes
@@ -187,4 +197,16 @@ def test_a_release_partly_deleted_and_one_pixel_changed(tmp_path):
     assert [path for path, verdict in verdicts.items() if verdict != "same pixels"] == [changed]
     printed = done.stderr
     assert re.search(r"\n2 of 3 subsets rebuilt over the release's files: the same pixels in every file\. ", printed)
-    assert f"  {changed}: differs: 1 of" in printed and "results/validation/compared.tsv" in printed
+    # the run's last lines: the file that differs, the table and the page that show it
+    last = printed.splitlines()[-12:]
+    assert any(line.endswith(" 1 differ (results/validation/compared.tsv)") for line in last), last
+    assert (
+        f"  {changed}: differs: 1 of {pixels.shape[0] * pixels.shape[1]} pixels, largest difference 32 ({shape} uint8)"
+        in last
+    )
+    assert (
+        "  each side by side with ours and their difference: results/report/compared.html (and in snakemake --report)"
+        in last
+    )
+    page = (tmp_path / "results" / "report" / "compared.html").read_text(encoding="utf-8")
+    assert changed in page and "differs: 1 of" in page

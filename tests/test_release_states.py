@@ -173,3 +173,22 @@ def test_a_partial_release_is_completed_and_compared_never_rewritten(workdir, de
     theirs, mine, gap = (np.asarray(Image.open(io.BytesIO(base64.b64decode(data)))) for data in images)
     assert np.array_equal(theirs, pixels) and np.array_equal(mine, expected)
     assert np.argwhere(gap).tolist() == [[0, 0]] and gap[0, 0] == 255  # the one changed pixel, white
+
+
+def test_a_release_image_missing_without_raw_data_fails_the_validation_naming_it(workdir, demo_template):
+    """Item 2: APTOS's release images in place but one, and no APTOS download to write it: the subset is
+    validated as the release has it (never dropped as 'not built'), and the absent image fails by its path."""
+    base = workdir / "demo" / "DATA_BASEDIR"
+    release = sorted(_release_aptos(workdir / "demo", demo_template))
+    gone = release[0]
+    (base / gone).unlink()
+    done = _snakemake(workdir, "--config", 'subsets=["APTOS"]')
+    assert done.returncode != 0
+    name = gone.rsplit("/", 1)[1]
+    assert f"2D_Task/APTOS/APTOS_test.json: missing: '{name}' no such file" in done.stderr
+    plans = json.loads((workdir / "results" / "plan.json").read_text(encoding="utf-8"))
+    [aptos] = [plan for plan in plans if plan["subset"] == "2D_Task/APTOS"]
+    assert (aptos["action"], aptos["reason"]) == ("release", f"from the release: 1 of {len(release)} images absent")
+    summary = (workdir / "results" / "validation" / "summary.txt").read_text(encoding="utf-8")
+    assert "2D_Task/APTOS: not built" not in summary
+    assert not (base / gone).exists()  # nothing written: there is no raw data to write it from

@@ -142,15 +142,17 @@ def _conversion_sources(subset: Subset, conversion: Conversion) -> list[str]:
 
 def needs(settings, registry: Registry, source_ids: list[str], results=None) -> dict[str, Need]:
     """The need of each source, for the subsets and splits `settings` selects; a subset the build takes from
-    the release (its images in DATA_BASEDIR, `results` holding none of our manifests for it) needs nothing."""
+    the release (its images in DATA_BASEDIR, `results` holding none of our manifests for it; a text subset,
+    its task files alone) needs nothing."""
     result = {sid: Need(registry.source(sid)) for sid in source_ids}
     for subset in registry.select(settings.subsets):
         users = [sid for sid in subset.source_ids if sid in result]
         if not users:
             continue
-        if release.taken_from_release(registry, subset, settings, results):
+        if subset.is_text or release.taken_from_release(registry, subset, settings, results):
+            why = release.TEXT_ONLY if subset.is_text else release.NOT_NEEDED
             for sid in users:
-                result[sid].notes.append(f"{subset.key}: {release.FROM_RELEASE}: {release.NOT_NEEDED}")
+                result[sid].notes.append(f"{subset.key}: {release.FROM_RELEASE}: {why}")
             continue
         named = named_paths(settings, registry, subset) if subset.image_root else []
         # a farm's links and a crop's names are relative to the image root; slice folders to the subset's folder

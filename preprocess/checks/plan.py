@@ -60,10 +60,13 @@ def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], sett
         return SubsetPlan(subset.key, RELEASE, FROM_RELEASE)
     if release and not problems:
         return SubsetPlan(subset.key, SKIP, release_reason(release), release)
+    partial = held is not None and 0 < held.present < held.named and not held.ours
+    if partial and problems:  # the release's images in part, no raw data to write the rest: validated as the
+        # release has them, so each absent image fails the validation by its path (issue 41, item 2)
+        return SubsetPlan(subset.key, RELEASE, f"{FROM_RELEASE}: {held.absent_text()}", problems)
     if not problems:
         if held is not None and held.from_release:
             return SubsetPlan(subset.key, BUILD, COMPARED)
-        partial = held is not None and 0 < held.present < held.named and not held.ours
         return SubsetPlan(subset.key, BUILD, held.absent_text() if partial else "")
     bad = sorted({p.split(":")[0] for p in problems})
     reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"

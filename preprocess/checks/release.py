@@ -20,6 +20,7 @@ ABSENT = "images absent"  # the end of a partly present subset's plan reason
 NOT_NEEDED = (
     "every image its records name is in DATA_BASEDIR, so none of its raw files is needed (build: all rebuilds it)"
 )
+TEXT_ONLY = "a text subset: its task files are the release's, validated as they are, and no raw file is read"
 
 
 @dataclass(frozen=True)

@@ -378,10 +378,13 @@ def unknown_task_folders(registry: Registry, data_basedir: Path) -> list[str]:
 
 
 def subset_state(subset: Subset, data_basedir: Path, reports: list[JsonReport]) -> str:
-    """'no task files' | 'not built' | 'ok' | 'failed'."""
+    """'no task files' | 'not built' | 'ok' | 'failed'. A restricted subset's image folder that holds the
+    release's placeholder alone is not built."""
     if not reports:
         return "no task files"
     root = layout.image_root(data_basedir, subset)
     if root is not None and not root.exists():
+        return "not built"
+    if root is not None and not subset.redistributed and root.is_dir() and layout.placeholder_only(root):
         return "not built"
     return "ok" if all(r.passed for r in reports) else "failed"

@@ -18,6 +18,12 @@ def arguments(p) -> None:
         " rules, not by the conversions) and a LICENSE_NOTICE.md in each restricted image folder (default: off)",
     )
     p.add_argument(
+        "--restricted-raw-only",
+        action="store_true",
+        help="the raw root keeps only the downloads of the ten subsets the release does not redistribute: with "
+        "--release-images, a user who downloaded the release and fetched only what it lacks",
+    )
+    p.add_argument(
         "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"
     )
     p.add_argument("--items", type=int, default=4, help="--real-sizes: items a source (default 4)")
@@ -31,5 +37,5 @@ def run(args) -> int:
     if args.real_sizes:
         print(demo.write_real_sizes(args.directory, args.items, args.sources, full_counts=args.full_counts))
     else:
-        print(demo.write(args.directory, force=args.force, release_images=args.release_images))
+        print(demo.write(args.directory, args.force, args.release_images, args.restricted_raw_only))
     return 0

@@ -61,20 +61,21 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _marker_text(release_images: bool) -> str:
-    flag = " --release-images" if release_images else ""
-    return f"written by python -m preprocess demo{flag}, version {fingerprint()}\n"
+def _marker_text(release_images: bool, restricted_raw_only: bool = False) -> str:
+    flags = (" --release-images" if release_images else "") + (" --restricted-raw-only" if restricted_raw_only else "")
+    return f"written by python -m preprocess demo{flags}, version {fingerprint()}\n"
 
 
-def is_current(directory: Path, release_images: bool | None = None) -> bool:
+def is_current(directory: Path, release_images: bool | None = None, restricted_raw_only: bool = False) -> bool:
     """Whether `directory` holds a demo written by this version of the package (write_demo keeps it); with
-    `release_images` True or False, also one written with (or without) the release's images."""
+    `release_images` True or False, also one written with (or without) the release's images and with (or
+    without) `restricted_raw_only`."""
     marker = Path(directory) / MARKER
     if not marker.is_file():
         return False
     text = marker.read_text(encoding="utf-8")
     if release_images is not None:
-        return text == _marker_text(release_images)
+        return text == _marker_text(release_images, restricted_raw_only)
     return text.split()[-1:] == [fingerprint()]
 
 
@@ -87,22 +88,26 @@ def require_demo(directory: Path) -> None:
         )
 
 
-def write_demo(directory: Path, force: bool = False, release_images: bool = False) -> Path:
+def write_demo(
+    directory: Path, force: bool = False, release_images: bool = False, restricted_raw_only: bool = False
+) -> Path:
     """Write DIR/raw, DIR/DATA_BASEDIR (task JSONs only) and DIR/registry-overrides.yaml, atomically; an
-    existing demo folder of this version (and of this choice of release images) is kept as it is.
+    existing demo folder of this version (and of this choice of release images and raw downloads) is kept as
+    it is.
 
     `release_images`: DATA_BASEDIR also gets what the real release ships beside its task files, the images
     of the demo's open subsets (preprocess/demo/release_images) and a LICENSE_NOTICE.md in each restricted
-    subset's image folder."""
+    subset's image folder. `restricted_raw_only`: the raw root then keeps only the downloads of the subsets
+    the release does not redistribute (a user who downloaded the release and fetched only what it lacks)."""
     directory = Path(directory).resolve()
-    if is_current(directory, release_images) and not force:
+    if is_current(directory, release_images, restricted_raw_only) and not force:
         return directory
     if directory.exists() and any(directory.iterdir()) and not (directory / MARKER).exists():
         raise PreprocessError(f"{directory} exists and is not a demo folder; choose an empty or new folder")
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
-        _write(staging, release_images)
+        _write(staging, release_images, restricted_raw_only)
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(staging, directory)
@@ -112,7 +117,7 @@ def write_demo(directory: Path, force: bool = False, release_images: bool = Fals
     return directory
 
 
-def _write(out: Path, release_images: bool = False) -> None:
+def _write(out: Path, release_images: bool = False, restricted_raw_only: bool = False) -> None:
     registry = load_registry()
     raw_root, data_basedir = out / "raw", out / "DATA_BASEDIR"
     overrides = {}
@@ -141,4 +146,20 @@ def _write(out: Path, release_images: bool = False) -> None:
         from preprocess.demo.release_images import write_release_images
 
         write_release_images(raw_root, data_basedir, registry)
-    (out / MARKER).write_text(_marker_text(release_images), encoding="utf-8")
+    if restricted_raw_only:
+        keep_restricted_raw(raw_root, registry)
+    (out / MARKER).write_text(_marker_text(release_images, restricted_raw_only), encoding="utf-8")
+
+
+def restricted_sources(registry) -> set[str]:
+    """The sources of the subsets whose images the release does not redistribute (`redistributed: false`)."""
+    return {source for subset in registry.subsets if not subset.redistributed for source in subset.source_ids}
+
+
+def keep_restricted_raw(raw_root: Path, registry) -> None:
+    """Remove every download from the demo's raw root but the restricted subsets' sources' (the release's
+    images, written before from the full raw root, stay)."""
+    keep = {registry.sources[source].raw_dir for source in restricted_sources(registry)}
+    for folder in sorted(Path(raw_root).iterdir()):
+        if folder.name not in keep:
+            shutil.rmtree(folder)

@@ -7,10 +7,11 @@ from pathlib import Path
 from preprocess.demo import is_current, write_demo
 
 
-def write(directory, force: bool = False, release_images: bool = False) -> str:
+def write(directory, force: bool = False, release_images: bool = False, restricted_raw_only: bool = False) -> str:
     """Write the demo into `directory` (kept when this version wrote it, unless `force`); the line saying so."""
-    kept = is_current(Path(directory), release_images) and not force
-    out = write_demo(Path(directory), force=force, release_images=release_images)
+    only = restricted_raw_only
+    kept = is_current(Path(directory), release_images, only) and not force
+    out = write_demo(Path(directory), force, release_images, only)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
     if release_images:
         from preprocess.demo.release_images import SHIPPED, notices
@@ -20,6 +21,8 @@ def write(directory, force: bool = False, release_images: bool = False) -> str:
             f" (with the release's images of {len(SHIPPED)} open subsets and a {notices.NOTICE} in each of the "
             f"{len(notices.restricted(load_registry()))} restricted image folders)"
         )
+    if only:
+        where += "; the raw root holds only the restricted subsets' downloads"
     if kept:
         return f"demo in {out} kept as it is (this version wrote it; --force writes it again): {where}"
     return f"demo written to {out}: {where}"

@@ -42,7 +42,7 @@ def print_check(settings, registry, checks: dict, results: Path | None, quiet: b
     released = release.released_subsets(registry, settings, results) - unreadable  # plan skips those
     if released:
         print(f"\n{release.FROM_RELEASE} ({release.NOT_NEEDED}): {', '.join(sorted(released))}")
-    text = summaries.instructions_text(registry, checks, released)
+    text = summaries.instructions_text(registry, checks, released, chosen)
     if text and not quiet:
         print("\n" + text)
     missing = [f"  {key}: {line}" for key, lines in lacking.items() if key not in released for line in lines]

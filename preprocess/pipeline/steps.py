@@ -202,7 +202,7 @@ class Build:
             table = Path(table_out).with_name(Path(layout.COMPARED).name)
             rows = "".join(f"{k['subset']}\t{k['path']}\t{k['verdict']}\n" for k in kept)
             atomic_write_text(table, "subset\tpath\tverdict\n" + rows)
-            compared = summaries.compared_text(kept, table, rebuilt)
+            compared = summaries.compared_text(kept, table, rebuilt, compared_out)
         if compared_out is not None:  # always written: the report lists it
             from preprocess.reports.compared import page as compared_page
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from preprocess.errors import RawDataError, RegistryError
@@ -39,6 +40,16 @@ def raw_dir(raw_root: Path, source: Source) -> Path:
 
 def image_root(data_basedir: Path, subset: Subset) -> Path | None:
     return None if subset.image_root is None else data_basedir / subset.image_root
+
+
+# What the release leaves in each image folder of a subset it may not redistribute (`redistributed: false`).
+PLACEHOLDER = "LICENSE_NOTICE.md"
+
+
+def placeholder_only(folder: Path) -> bool:
+    """Whether `folder` holds nothing but the release's placeholder: a restricted subset not built yet."""
+    with os.scandir(folder) as entries:
+        return all(entry.name == PLACEHOLDER for entry in entries)
 
 
 def task_image_root(data_basedir: Path, task: Task) -> Path | None:

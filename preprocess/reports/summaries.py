@@ -34,14 +34,14 @@ def unusable_text(checks: dict[str, SourceCheck]) -> str:
     return "\n".join(lines)
 
 
-def instructions_text(registry: Registry, checks: dict[str, SourceCheck], released=frozenset()) -> str:
-    """Numbered steps for every source that is not present and that a conversion reads. A source that only text
-    subsets name (mimic_cxr_reports: MIMIC_f2i), or only subsets taken from the release (`released`: their
-    images are in DATA_BASEDIR), is never downloaded for a build: their files are the release's, validated as
-    they are."""
+def instructions_text(registry: Registry, checks: dict[str, SourceCheck], released=frozenset(), chosen=None) -> str:
+    """Numbered steps for every source that is not present and that a conversion of the `chosen` subsets (None:
+    every subset) reads. A source that only text subsets name (mimic_cxr_reports: MIMIC_f2i), or only subsets
+    taken from the release (`released`: their images are in DATA_BASEDIR), is never downloaded for a build:
+    their files are the release's, validated as they are."""
     converted = {
         source
-        for subset in registry.subsets
+        for subset in (registry.subsets if chosen is None else chosen)
         if not subset.is_text and subset.key not in released
         for source in subset.source_ids
     }
@@ -235,9 +235,9 @@ def compared_counts(kept: list[dict], rebuilt: set[str] = frozenset()) -> dict:
     }
 
 
-def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset()) -> str:
+def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset(), page: Path | None = None) -> str:
     """The summary's lines on the files kept as they were: subsets and files that match the release, where the
-    table is, the first files that differ."""
+    table is, the first files that differ and, when some do, the page that shows them (`page`)."""
     counts = compared_counts(kept, rebuilt)
     text = (
         f"\n\n{counts['same_subsets']} of {counts['subsets']} subsets rebuilt over the release's files: the same "
@@ -245,4 +245,7 @@ def compared_text(kept: list[dict], table: Path, rebuilt: set[str] = frozenset()
         f"{counts['same']} hold the same pixels as this build's, {counts['differ']} differ ({table})"
     )
     differ = [entry for entry in kept if entry["verdict"] != SAME]
-    return text + "".join(f"\n  {entry['path']}: {entry['verdict']}" for entry in differ[:20])
+    text += "".join(f"\n  {entry['path']}: {entry['verdict']}" for entry in differ[:20])
+    if differ and page is not None:
+        text += f"\n  each side by side with ours and their difference: {page} (and in snakemake --report)"
+    return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from preprocess.checks.release import FROM_RELEASE
 from preprocess.formats import tables
 
 
@@ -32,10 +33,16 @@ def table(estimates: list) -> str:
     ]
     built = [row for (subset, _), row in rows.items() if raw[subset] == "yes"]
     body.append(["total", "", *_cells([sum(row[i] for row in built) for i in range(5)]), "", "what will be built"])
-    if len(built) < len(rows):
-        skipped = [row for (subset, _), row in rows.items() if raw[subset] != "yes"]
-        label = f"{len({s for (s, _) in rows if raw[s] != 'yes'})} subsets not built, once downloaded"
-        body.append(["not built", "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), "", label])
+    # apart: the subsets taken from the release (rebuilt with build: all only), then those that need a download
+    released = {s for (s, _) in rows if raw[s].startswith(f"no: {FROM_RELEASE}")}
+    waiting = {s for (s, _) in rows if raw[s] != "yes"} - released
+    for name, chosen, label in (
+        (FROM_RELEASE, released, f"{len(released)} subsets validated as the release has them, not rebuilt"),
+        ("not built", waiting, f"{len(waiting)} subsets not built, once downloaded"),
+    ):
+        if chosen:
+            skipped = [row for (subset, _), row in rows.items() if subset in chosen]
+            body.append([name, "", *_cells([sum(row[i] for row in skipped) for i in range(5)]), "", label])
     headers = ["subset", "split", "items", "files", "size", "core-hours", "jobs", "counted", "buildable"]
     return tables.render(headers, body)
 
