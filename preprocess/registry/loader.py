@@ -401,9 +401,9 @@ def dataset_dirs() -> list[Path]:
     path = DATASETS_DIR / "order.yaml"
     order = _read_yaml(path).get("order") or []
     folders = {p.name: p for p in DATASETS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
-    unknown = [name for name in order if name not in folders]
-    if unknown or len(set(order)) != len(order):
-        raise RegistryError(f"{path}: order names each folder of {DATASETS_DIR} at most once, not {unknown or order}")
+    wrong = [name for name in order if name not in folders or order.count(name) > 1]
+    if wrong:
+        raise RegistryError(f"{path}: order names each folder of {DATASETS_DIR} at most once, not {wrong}")
     return [folders[name] for name in order] + [folders[name] for name in sorted(set(folders) - set(order))]
 
 
