@@ -151,13 +151,13 @@ NEW_SUBSET = Path(__file__).resolve().parent / "data" / "new_subset"  # an extra
 
 
 def test_the_shipped_subsets_load_from_one_folder_per_dataset():
-    """39 folders, each named by its source and holding it alone, with the subsets whose first source it is:
-    the 56 subsets are all of the registry (docs: preprocess/datasets/README.md)."""
+    """A folder per source, named by it and holding it alone, with the subsets whose first source it is: the
+    folders hold every subset of the seed tree (docs: preprocess/datasets/README.md)."""
     from preprocess.registry.loader import DATASETS_DIR, dataset_dirs
 
     registry = load_registry(extras=False)
     folders = dataset_dirs()
-    assert len(folders) == 39 and [f.name for f in folders] == list(registry.sources)
+    assert [f.name for f in folders] == list(registry.sources)
     keys = []
     for folder in folders:
         sources = yaml.safe_load((folder / "sources.yaml").read_text(encoding="utf-8"))
@@ -167,7 +167,7 @@ def test_the_shipped_subsets_load_from_one_folder_per_dataset():
             assert list(subsets) == ["subsets"] and subsets["subsets"]
             keys += [f"{raw['group']}/{raw['folder']}" for raw in subsets["subsets"]]
             assert {registry.subset(key).source_ids[0] for key in keys[-len(subsets["subsets"]) :]} == {folder.name}
-    assert len(keys) == 56 and sorted(keys) == sorted(s.key for s in registry.subsets)
+    assert sorted(keys) == sorted(seed_layout()["tasks"]) == sorted(s.key for s in registry.subsets)
     # a subset of several sources sits in its first one's folder (Gastrointestinal reads MedSegBench's too)
     text = (DATASETS_DIR / "kvasir_seg" / "subsets.yaml").read_text(encoding="utf-8")
     assert "folder: Gastrointestinal" in text and registry.subset("Gastrointestinal").source_ids[:2] == (
@@ -234,7 +234,10 @@ def test_the_package_ships_the_dataset_folders(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         archive.extractall(tmp_path / "installed")
-    assert len([n for n in names if n.startswith("preprocess/datasets/") and n.endswith("/sources.yaml")]) == 39
+    from preprocess.registry.loader import DATASETS_DIR
+
+    shipped = sorted(f"preprocess/datasets/{path.relative_to(DATASETS_DIR)}" for path in DATASETS_DIR.glob("*/*.yaml"))
+    assert [n for n in sorted(names) if n.startswith("preprocess/datasets/") and n.count("/") == 3] == shipped
     assert "preprocess/datasets/order.yaml" in names and "preprocess/datasets/ct_rate/subsets.yaml" in names
     count = (
         "import preprocess; from preprocess.registry.loader import load_registry as load; r = load(extras=False); "
@@ -245,7 +248,11 @@ def test_the_package_ships_the_dataset_folders(tmp_path):
         [sys.executable, "-c", count], cwd=tmp_path / "wheel", capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(tmp_path / "installed" / "preprocess" / "__init__.py"), "56", "39"]
+    folders = len(list(DATASETS_DIR.glob("*/sources.yaml")))
+    assert done.stdout.split() == [
+        str(tmp_path / "installed" / "preprocess" / "__init__.py"),
+        *map(str, (len(seed_layout()["tasks"]), folders)),
+    ]
 
 
 # --- recipes: declared once, in kinds.yaml, and checked when the registry loads ---------------------------------
