@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from preprocess.registry.config import settings_from_dict
-from preprocess.registry.loader import REGISTRY_DIR, load_registry
+from preprocess.registry.loader import DATASETS_DIR, load_registry
 from preprocess.sizing import estimate
 from preprocess.sizing import shards as sharding
 from preprocess.sizing.costs import cost_key, load_costs
@@ -63,7 +63,7 @@ def _full_size_root(root: Path, registry) -> int:
 @pytest.fixture(scope="module")
 def full_size(tmp_path_factory):
     folder = tmp_path_factory.mktemp("full-size")
-    document = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text())
+    document = yaml.safe_load((DATASETS_DIR / "ct_rate" / "sources.yaml").read_text())
     files = [
         {**spec, "min_count": CT_RATE_TRAIN_VOLUMES} if spec["id"] == "train_volumes" else spec
         for spec in document["sources"]["ct_rate"]["files"]

@@ -131,20 +131,23 @@ def test_the_workflow_cuts_jobs_from_the_same_counts(empty):
 
 @pytest.fixture
 def registry_copy(tmp_path, monkeypatch):
-    """A copy of the registry the loader reads instead; edit(name, change) rewrites one of its files."""
+    """A copy of the registry the loader reads instead; edit(name, change) rewrites one of its files, named as in
+    the package: "registry/kinds.yaml", "datasets/aptos2019/subsets.yaml"."""
     from preprocess.registry import loader
 
-    folder = tmp_path / "registry"
-    folder.mkdir()
-    for name in ("sources.yaml", "subsets.yaml", "kinds.yaml", "train.yaml"):
-        shutil.copy(loader.REGISTRY_DIR / name, folder / name)
-    monkeypatch.setattr(loader, "REGISTRY_DIR", folder)
+    package = tmp_path / "preprocess"
+    (package / "registry").mkdir(parents=True)
+    for name in ("kinds.yaml", "train.yaml"):
+        shutil.copy(loader.REGISTRY_DIR / name, package / "registry" / name)
+    shutil.copytree(loader.DATASETS_DIR, package / "datasets")
+    monkeypatch.setattr(loader, "REGISTRY_DIR", package / "registry")
+    monkeypatch.setattr(loader, "DATASETS_DIR", package / "datasets")
     loader.load_kinds.cache_clear()
 
     def edit(name: str, change) -> None:
-        document = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        document = yaml.safe_load((package / name).read_text(encoding="utf-8"))
         change(document)
-        (folder / name).write_text(yaml.safe_dump(document))
+        (package / name).write_text(yaml.safe_dump(document))
 
     yield edit
     loader.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again
@@ -158,7 +161,7 @@ def _aptos(change):
 
 
 def test_a_conversion_without_a_full_count_is_refused_naming_it(registry_copy):
-    registry_copy("subsets.yaml", _aptos(lambda conversion: conversion.pop("counts")))
+    registry_copy("datasets/aptos2019/subsets.yaml", _aptos(lambda conversion: conversion.pop("counts")))
     with pytest.raises(RegistryError, match=r"2D_Task/APTOS/image_folder: no full-download item count for its test"):
         load_registry(extras=False)
 
@@ -167,19 +170,21 @@ def test_a_count_for_a_split_the_conversion_does_not_build_is_refused(registry_c
     def stray(conversion):
         conversion["counts"]["train"] = {"items": 5, "basis": "a split APTOS has no conversion for"}
 
-    registry_copy("subsets.yaml", _aptos(stray))
+    registry_copy("datasets/aptos2019/subsets.yaml", _aptos(stray))
     with pytest.raises(RegistryError, match=r"2D_Task/APTOS/image_folder: counts for \['train'\]"):
         load_registry(extras=False)
 
 
 def test_a_count_without_its_basis_does_not_load(registry_copy):
-    registry_copy("subsets.yaml", _aptos(lambda conversion: conversion["counts"]["test"].pop("basis")))
+    registry_copy(
+        "datasets/aptos2019/subsets.yaml", _aptos(lambda conversion: conversion["counts"]["test"].pop("basis"))
+    )
     with pytest.raises(RegistryError, match=r"does not match registry.schema.yaml"):
         load_registry(extras=False)
 
 
 def test_an_unknown_item_unit_of_a_kind_does_not_load(registry_copy):
-    registry_copy("kinds.yaml", lambda document: document["kinds"]["image_folder"].update(items="boxes"))
+    registry_copy("registry/kinds.yaml", lambda document: document["kinds"]["image_folder"].update(items="boxes"))
     with pytest.raises(RegistryError, match=r"kinds.yaml: kind image_folder: items is one of"):
         load_registry(extras=False)
 
@@ -188,7 +193,7 @@ def test_an_unknown_item_unit_of_a_recipe_does_not_load(registry_copy):
     def recipe(document):
         document["kinds"]["annotation_crop"]["recipes"]["chest_imagenome_gold"]["items"] = "images"
 
-    registry_copy("kinds.yaml", recipe)
+    registry_copy("registry/kinds.yaml", recipe)
     with pytest.raises(RegistryError, match=r"recipe chest_imagenome_gold of kind annotation_crop: items is one"):
         load_registry(extras=False)
 
@@ -196,9 +201,11 @@ def test_an_unknown_item_unit_of_a_recipe_does_not_load(registry_copy):
 def test_an_override_listing_npz_files_without_their_counts_still_loads(tmp_path):
     """An override (own checksums, the tests' empty stubs) replaces a source's file list: the MedMNIST
     conversions were counted by the shipped npz counts and are not refused for the override's lack of them."""
-    from preprocess.registry.loader import REGISTRY_DIR
+    from preprocess.registry.loader import DATASETS_DIR
 
-    shipped = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text(encoding="utf-8"))["sources"]["medmnist"]
+    shipped = yaml.safe_load((DATASETS_DIR / "medmnist" / "sources.yaml").read_text(encoding="utf-8"))["sources"][
+        "medmnist"
+    ]
     files = [{"id": spec["id"], "path": spec["path"]} for spec in shipped["files"]]  # no npz, no md5
     overrides = tmp_path / "overrides.yaml"
     overrides.write_text(yaml.safe_dump({"sources": {"medmnist": {"files": files}}}))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -107,49 +109,153 @@ def test_override_file_is_schema_checked(tmp_path):
         load_registry(bad)
 
 
-def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(tmp_path, monkeypatch):
-    import yaml
-
-    from preprocess.registry import loader as registry_module
-
-    document = yaml.safe_load((registry_module.REGISTRY_DIR / "subsets.yaml").read_text())
-    kvasir = next(s for s in document["subsets"] if s["folder"] == "Kvasir")
-    kvasir["conversions"][0]["params"]["taregt"] = kvasir["conversions"][0]["params"].pop("target")
-    folder = tmp_path / "registry"
-    folder.mkdir()
-    for name in ("sources.yaml", "kinds.yaml", "train.yaml"):
-        (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text())
-    (folder / "subsets.yaml").write_text(yaml.safe_dump(document))
-    monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
-    registry_module.load_kinds.cache_clear()
-    expected = r"2D_Task/Kvasir/image_folder: unknown parameter 'taregt'.*did you mean.*target"
-    with pytest.raises(RegistryError, match=expected):
-        registry_module.load_registry()
-    registry_module.load_kinds.cache_clear()
-
-
-# --- recipes: declared once, in kinds.yaml, and checked when the registry loads ---------------------------------
-
-
 @pytest.fixture
 def registry_copy(tmp_path, monkeypatch):
-    """A copy of the registry's YAML files that the loader reads instead; edit(name, change) rewrites one."""
+    """A copy of the registry's YAML files (registry/kinds.yaml, registry/train.yaml and the dataset folders) that
+    the loader reads instead; edit(name, change) rewrites one, named as in the package: "registry/kinds.yaml",
+    "datasets/ct_rate/subsets.yaml"."""
     from preprocess.registry import loader as registry_module
 
-    folder = tmp_path / "registry"
-    folder.mkdir()
-    for name in ("sources.yaml", "subsets.yaml", "kinds.yaml", "train.yaml"):
-        (folder / name).write_text((registry_module.REGISTRY_DIR / name).read_text(encoding="utf-8"))
-    monkeypatch.setattr(registry_module, "REGISTRY_DIR", folder)
+    package = tmp_path / "preprocess"
+    (package / "registry").mkdir(parents=True)
+    for name in ("kinds.yaml", "train.yaml"):
+        shutil.copy(registry_module.REGISTRY_DIR / name, package / "registry" / name)
+    shutil.copytree(registry_module.DATASETS_DIR, package / "datasets")
+    monkeypatch.setattr(registry_module, "REGISTRY_DIR", package / "registry")
+    monkeypatch.setattr(registry_module, "DATASETS_DIR", package / "datasets")
     registry_module.load_kinds.cache_clear()
 
     def edit(name: str, change) -> None:
-        document = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        document = yaml.safe_load((package / name).read_text(encoding="utf-8"))
         change(document)
-        (folder / name).write_text(yaml.safe_dump(document))
+        (package / name).write_text(yaml.safe_dump(document))
 
     yield edit
     registry_module.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again
+
+
+def test_a_misspelt_kind_parameter_fails_the_load_naming_subset_and_key(registry_copy):
+    def misspell(document: dict) -> None:
+        kvasir = next(s for s in document["subsets"] if s["folder"] == "Kvasir")
+        kvasir["conversions"][0]["params"]["taregt"] = kvasir["conversions"][0]["params"].pop("target")
+
+    registry_copy("datasets/kvasir_v2/subsets.yaml", misspell)
+    expected = r"2D_Task/Kvasir/image_folder: unknown parameter 'taregt'.*did you mean.*target"
+    with pytest.raises(RegistryError, match=expected):
+        load_registry()
+
+
+# --- one folder per dataset, the shape of an extra registry folder, read by the same code ----------------------
+
+NEW_SUBSET = Path(__file__).resolve().parent / "data" / "new_subset"  # an extra folder (tests/test_new_subset.py)
+
+
+def test_the_shipped_subsets_load_from_one_folder_per_dataset():
+    """A folder per source, named by it and holding it alone, with the subsets whose first source it is: the
+    folders hold every subset of the seed tree (docs: preprocess/datasets/README.md)."""
+    from preprocess.registry.loader import DATASETS_DIR, dataset_dirs
+
+    registry = load_registry(extras=False)
+    folders = dataset_dirs()
+    assert [f.name for f in folders] == list(registry.sources)
+    keys = []
+    for folder in folders:
+        sources = yaml.safe_load((folder / "sources.yaml").read_text(encoding="utf-8"))
+        assert list(sources) == ["sources"] and list(sources["sources"]) == [folder.name]
+        if (folder / "subsets.yaml").exists():
+            subsets = yaml.safe_load((folder / "subsets.yaml").read_text(encoding="utf-8"))
+            assert list(subsets) == ["subsets"] and subsets["subsets"]
+            keys += [f"{raw['group']}/{raw['folder']}" for raw in subsets["subsets"]]
+            assert {registry.subset(key).source_ids[0] for key in keys[-len(subsets["subsets"]) :]} == {folder.name}
+    assert sorted(keys) == sorted(seed_layout()["tasks"]) == sorted(s.key for s in registry.subsets)
+    # a subset of several sources sits in its first one's folder (Gastrointestinal reads MedSegBench's too)
+    text = (DATASETS_DIR / "kvasir_seg" / "subsets.yaml").read_text(encoding="utf-8")
+    assert "folder: Gastrointestinal" in text and registry.subset("Gastrointestinal").source_ids[:2] == (
+        "kvasir_seg",
+        "medsegbench",
+    )
+    medsegbench = yaml.safe_load((DATASETS_DIR / "medsegbench" / "subsets.yaml").read_text(encoding="utf-8"))
+    assert [raw["folder"] for raw in medsegbench["subsets"]] == ["SkinLesion", "UltrasoundNerve"]
+    assert [s.key for s in registry.subsets][:3] == ["2D_Task/APTOS", "2D_Task/BloodMNIST", "2D_Task/Brain-Tumor-MRI"]
+    assert list(registry.sources)[:4] == ["medmnist", "medmnist3d", "medsegbench", "mimic_cxr_jpg"]
+
+
+def test_an_extra_folder_shipped_as_a_dataset_folder_loads_the_same_in_the_shipped_order(registry_copy, monkeypatch):
+    """tests/data/new_subset copied into the datasets: the same entries; its subset sorted among the shipped ones
+    (2D_Task, by folder ignoring case), its source after those order.yaml lists; as an extra, both come last."""
+    from preprocess.registry import loader
+
+    monkeypatch.setenv(loader.EXTRA_REGISTRY_ENV, str(NEW_SUBSET))
+    as_extra = load_registry()
+    assert [s.key for s in as_extra.subsets][-1] == "2D_Task/FakeDerm" and list(as_extra.sources)[-1] == "fake_derm"
+    folder = loader.DATASETS_DIR / "fake_derm"
+    folder.mkdir()
+    for name in ("sources.yaml", "subsets.yaml"):
+        shutil.copy(NEW_SUBSET / name, folder / name)
+    shipped = load_registry(extras=False)
+    keys = [s.key for s in shipped.subsets]
+    assert keys[keys.index("2D_Task/FakeDerm") - 1 : keys.index("2D_Task/FakeDerm") + 2] == [
+        "2D_Task/DermaMNIST",
+        "2D_Task/FakeDerm",
+        "2D_Task/Gastrointestinal",
+    ]
+    assert list(shipped.sources)[-2:] == ["publichealthqa", "fake_derm"]
+    assert shipped.subset("FakeDerm") == as_extra.subset("FakeDerm")
+    assert shipped.source("fake_derm") == as_extra.source("fake_derm")
+    with pytest.raises(RegistryError, match=r"new_subset/sources.yaml: source 'fake_derm' is in the registry already"):
+        load_registry()  # an extra folder adds, never replaces: a shipped dataset folder's source included
+
+
+def test_an_order_naming_no_folder_is_refused_naming_the_file(registry_copy):
+    from preprocess.registry import loader
+
+    registry_copy("datasets/order.yaml", lambda document: document["order"].insert(1, "medmnsit"))
+    with pytest.raises(RegistryError) as raised:
+        load_registry(extras=False)
+    assert str(raised.value).startswith(f"{loader.DATASETS_DIR / 'order.yaml'}: order names each folder of ")
+    assert str(raised.value).endswith(", not ['medmnsit']")
+
+
+def test_the_package_ships_the_dataset_folders(tmp_path):
+    """The wheel holds every dataset folder's YAML, and the registry loads from the installed files alone."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from conftest import REPO
+
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "preprocess", tmp_path / "preprocess", ignore=shutil.ignore_patterns("__pycache__"))
+    snippet = "from setuptools import build_meta; print(build_meta.build_wheel('wheel'))"
+    done = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    [wheel] = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        archive.extractall(tmp_path / "installed")
+    from preprocess.registry.loader import DATASETS_DIR
+
+    shipped = sorted(f"preprocess/datasets/{path.relative_to(DATASETS_DIR)}" for path in DATASETS_DIR.glob("*/*.yaml"))
+    assert [n for n in sorted(names) if n.startswith("preprocess/datasets/") and n.count("/") == 3] == shipped
+    assert "preprocess/datasets/order.yaml" in names and "preprocess/datasets/ct_rate/subsets.yaml" in names
+    count = (
+        "import preprocess; from preprocess.registry.loader import load_registry as load; r = load(extras=False); "
+        "print(preprocess.__file__, len(r.subsets), len(r.sources))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}  # before the editable install's finder
+    done = subprocess.run(
+        [sys.executable, "-c", count], cwd=tmp_path / "wheel", capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    folders = len(list(DATASETS_DIR.glob("*/sources.yaml")))
+    assert done.stdout.split() == [
+        str(tmp_path / "installed" / "preprocess" / "__init__.py"),
+        *map(str, (len(seed_layout()["tasks"]), folders)),
+    ]
+
+
+# --- recipes: declared once, in kinds.yaml, and checked when the registry loads ---------------------------------
 
 
 def _set_param(folder: str, conversion: int, key: str, value):
@@ -163,6 +269,7 @@ def _set_param(folder: str, conversion: int, key: str, value):
 MISSPELT_RECIPES = [
     (
         "CT_RATE",
+        "ct_rate",
         "dataset",
         "ct_ratee",
         "3D_Task/CT_RATE/volumes: unknown recipe 'ct_ratee' of kind volume_slices in parameter 'dataset' "
@@ -171,6 +278,7 @@ MISSPELT_RECIPES = [
     ),
     (
         "VindrCXR",
+        "vindr_cxr",
         "recipe",
         "vindr_cxrr",
         "2D_Task/VindrCXR/annotation_crop: unknown recipe 'vindr_cxrr' of kind annotation_crop in parameter 'recipe' "
@@ -179,6 +287,7 @@ MISSPELT_RECIPES = [
     ),
     (
         "ROCO-VQA",
+        "roco_qa",
         "dataset",
         "roco_qaa",
         "2D_Task/ROCO-VQA/parquet_extract: unknown recipe 'roco_qaa' of kind parquet_extract in parameter 'dataset' "
@@ -186,6 +295,7 @@ MISSPELT_RECIPES = [
     ),
     (
         "PathVQA",
+        "pathvqa",
         "dataset",
         "pathvqaa",
         "2D_Task/PathVQA/parquet_records: unknown recipe 'pathvqaa' of kind parquet_records in parameter 'dataset' "
@@ -194,6 +304,7 @@ MISSPELT_RECIPES = [
     ),
     (  # the train twin's recipe is checked as well, by the parameter the subset writes
         "RadImageNet-VQA",
+        "radimagenet_vqa",
         "train_dataset",
         "radimagenet_alignmnt",
         "2D_Task/RadImageNet-VQA/parquet_records: unknown recipe 'radimagenet_alignmnt' of kind parquet_records in "
@@ -202,6 +313,7 @@ MISSPELT_RECIPES = [
     ),
     (
         "PMC",
+        "pmc_vqa",
         "dataset",
         "pmc_vq",
         "2D_Task/PMC/archive_extract: unknown recipe 'pmc_vq' of kind archive_extract in parameter 'dataset' "
@@ -209,6 +321,7 @@ MISSPELT_RECIPES = [
     ),
     (
         "Gastrointestinal",
+        "kvasir_seg",
         "dataset",
         "kvasir_segg",
         "2D_Task/Gastrointestinal/kvasir_seg: unknown recipe 'kvasir_segg' of kind mask_bbox_crop in parameter "
@@ -217,11 +330,13 @@ MISSPELT_RECIPES = [
 ]
 
 
-@pytest.mark.parametrize(("folder", "key", "name", "expected"), MISSPELT_RECIPES, ids=[m[0] for m in MISSPELT_RECIPES])
+@pytest.mark.parametrize(
+    ("folder", "dataset", "key", "name", "expected"), MISSPELT_RECIPES, ids=[m[0] for m in MISSPELT_RECIPES]
+)
 def test_a_misspelt_recipe_fails_the_load_naming_subset_kind_parameter_and_name(
-    registry_copy, folder, key, name, expected
+    registry_copy, folder, dataset, key, name, expected
 ):
-    registry_copy("subsets.yaml", _set_param(folder, 0, key, name))
+    registry_copy(f"datasets/{dataset}/subsets.yaml", _set_param(folder, 0, key, name))
     with pytest.raises(RegistryError) as raised:
         load_registry()
     assert str(raised.value) == expected
@@ -242,7 +357,7 @@ def test_every_recipe_of_a_variant_dict_is_checked(registry_copy):
         assert ConversionContext(registry, None, subset, subset.conversions[0]).recipe["code"] is code
     # a misspelt value is refused whichever variant is chosen (here: the default one, derived, is spelt right)
     misspelt = {"derived": "vindr_mammo", "physionet": "vindr_mammo_physonet"}
-    registry_copy("subsets.yaml", _set_param("VindrMammo", 0, "recipe", misspelt))
+    registry_copy("datasets/vindr_mammo/subsets.yaml", _set_param("VindrMammo", 0, "recipe", misspelt))
     with pytest.raises(RegistryError) as raised:
         load_registry()
     assert str(raised.value) == (
@@ -257,7 +372,7 @@ def test_a_parameter_a_recipe_requires_is_checked_at_load(registry_copy):
         subset = next(s for s in document["subsets"] if s["folder"] == "Gastrointestinal")
         del subset["conversions"][1]["params"]["flag"]
 
-    registry_copy("subsets.yaml", drop_flag)
+    registry_copy("datasets/kvasir_seg/subsets.yaml", drop_flag)
     with pytest.raises(RegistryError) as raised:
         load_registry()
     assert str(raised.value) == (
@@ -268,7 +383,8 @@ def test_a_parameter_a_recipe_requires_is_checked_at_load(registry_copy):
 
 def test_a_recipe_requiring_a_parameter_its_kind_lacks_is_refused(registry_copy):
     registry_copy(
-        "kinds.yaml", lambda d: d["kinds"]["volume_slices"]["recipes"]["cirrmri600"].update(requires=["sequnce"])
+        "registry/kinds.yaml",
+        lambda d: d["kinds"]["volume_slices"]["recipes"]["cirrmri600"].update(requires=["sequnce"]),
     )
     with pytest.raises(RegistryError) as raised:
         load_registry()
@@ -284,11 +400,15 @@ def test_every_recipe_resolves_to_its_code_and_cost():
     plan`)."""
     from preprocess.convert.base import ConversionContext
     from preprocess.convert.parquet_extract import RULES
-    from preprocess.registry.loader import REGISTRY_DIR
+    from preprocess.registry.loader import DATASETS_DIR
     from preprocess.sizing.costs import cost_of, load_costs
 
     shipped = load_registry()
-    sources = yaml.safe_load((REGISTRY_DIR / "sources.yaml").read_text(encoding="utf-8"))["sources"]
+    sources = {  # as written, before a variant is chosen
+        source_id: raw
+        for path in DATASETS_DIR.glob("*/sources.yaml")
+        for source_id, raw in yaml.safe_load(path.read_text(encoding="utf-8"))["sources"].items()
+    }
     choices = {source_id: raw["variant"]["choices"] for source_id, raw in sources.items() if "variant" in raw}
     routed = {  # sources whose variant picks the recipe ({variant: name}): every variant of each is loaded
         conversion.params.get("source") or subset.source_ids[0]

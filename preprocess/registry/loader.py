@@ -9,6 +9,7 @@ from pathlib import Path
 from preprocess.errors import RegistryError, did_you_mean
 from preprocess.formats import textparse
 from preprocess.registry.model import (
+    GROUPS,
     ITEM_UNITS,
     TRAIN,
     TRAIN_PREFIX,
@@ -22,8 +23,11 @@ from preprocess.registry.model import (
     Task,
 )
 
-REGISTRY_DIR = Path(__file__).parent  # the YAML files sit beside the code that loads them
+REGISTRY_DIR = Path(__file__).parent  # kinds.yaml, train.yaml and costs.yaml sit beside the code that loads them
 SCHEMA_DIR = REGISTRY_DIR / "schemas"
+# One folder per dataset, each its sources.yaml and subsets.yaml: the shape of an extra folder, read by the same
+# code (datasets/README.md); datasets/order.yaml orders them.
+DATASETS_DIR = REGISTRY_DIR.parent / "datasets"
 # Folders of registry entries added to the shipped ones (docs/conversions/subsets.md, "Adding a subset"). An
 # environment variable rather than a config key: every process of a run loads the registry (the CLI, each
 # Snakemake job, a cluster job), and only the environment reaches them all, config or not.
@@ -166,16 +170,19 @@ def _subset(raw: dict) -> Subset:
 
 def load_registry(overrides: str | Path | None = None, variants: dict | None = None, extras: bool = True) -> Registry:
     """Load and check the registry; `overrides` replaces per-source file lists (demo, own checksums);
-    `extras=False` reads the shipped files alone, without the folders of MEDHEB_EXTRA_REGISTRY."""
+    `extras=False` reads the shipped dataset folders alone, without the folders of MEDHEB_EXTRA_REGISTRY."""
     train = _read_yaml(REGISTRY_DIR / "train.yaml")
     document = {
-        "sources": _read_yaml(REGISTRY_DIR / "sources.yaml")["sources"],
-        "subsets": _read_yaml(REGISTRY_DIR / "subsets.yaml")["subsets"],
+        "sources": {},
+        "subsets": [],
         "train_files": train.get("train_files") or {},
         "no_subset": train.get("no_subset") or [],
     }
+    for folder in dataset_dirs():
+        _add_folder(document, folder, "a shipped dataset folder")
+    document["subsets"].sort(key=_shipped_order)  # an extra folder's subsets follow, in the order it gives
     for folder in extra_registry_dirs() if extras else ():
-        _add_extra(document, folder)
+        _add_folder(document, folder, EXTRA_REGISTRY_ENV)
     counted = _npz_files(document)  # before the overrides, which may list a source's files without them
     if overrides:
         _apply_overrides(document, Path(overrides))
@@ -388,15 +395,31 @@ def extra_registry_dirs() -> list[Path]:
     return folders
 
 
-def _add_extra(document: dict, folder: Path) -> None:
-    """Add the sources and subsets of an extra registry folder; one that names a shipped (or an earlier extra)
-    source or subset is refused: extras add entries, they never replace one."""
+def dataset_dirs() -> list[Path]:
+    """The shipped dataset folders: those datasets/order.yaml names, in its order (that of `list`, `check`
+    and the docs' tables), then any other by name."""
+    path = DATASETS_DIR / "order.yaml"
+    order = _read_yaml(path).get("order") or []
+    folders = {p.name: p for p in DATASETS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    wrong = [name for name in order if name not in folders or order.count(name) > 1]
+    if wrong:
+        raise RegistryError(f"{path}: order names each folder of {DATASETS_DIR} at most once, not {wrong}")
+    return [folders[name] for name in order] + [folders[name] for name in sorted(set(folders) - set(order))]
+
+
+def _shipped_order(raw: dict) -> tuple:
+    """Subsets by task group (GROUPS), then by folder ignoring case; an unknown group last, for the schema."""
+    group, folder = str(raw.get("group")), str(raw.get("folder"))
+    return (GROUPS.index(group) if group in GROUPS else len(GROUPS), folder.lower(), folder)
+
+
+def _add_folder(document: dict, folder: Path, what: str) -> None:
+    """Add the sources and subsets of a dataset folder (shipped or extra); one that names a source or subset
+    of an earlier folder is refused: a folder adds entries, it never replaces one."""
     files = {name: folder / f"{name}.yaml" for name in ("sources", "subsets")}
     found = {name: _read_yaml(path).get(name) if path.exists() else None for name, path in files.items()}
     if not any(found.values()):
-        raise RegistryError(
-            f"{folder} ({EXTRA_REGISTRY_ENV}) holds no sources.yaml 'sources' or subsets.yaml 'subsets'"
-        )
+        raise RegistryError(f"{folder} ({what}) holds no sources.yaml 'sources' or subsets.yaml 'subsets'")
     sources, subsets = found["sources"] or {}, found["subsets"] or []
     for source_id, raw in sources.items():
         if source_id in document["sources"]:

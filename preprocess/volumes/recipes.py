@@ -3,7 +3,7 @@ The recipes are declared in registry/kinds.yaml (volume_slices' `recipes`), each
 
 Each recipe walks one raw download and returns Cases: a volume, its profile, the fields that its output
 folder template may use (and a role, when one dataset has series of several kinds). The folder and file
-names themselves are templates in the subset's entry of registry/subsets.yaml; `resolve` formats them.
+names themselves are templates in the subset's entry of datasets/<source id>/subsets.yaml; `resolve` formats them.
 
 Fields per recipe ({field} in the `folder` template; roles choose among several templates); {split} is also
 what the kind's `splits` parameter selects:
