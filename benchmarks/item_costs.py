@@ -13,6 +13,12 @@ count, not one: a source's items differ (VinDr-CXR's alternate uncompressed and 
 of a case), and shard 1 of 4 alone would hold only one sort. Times are medians over the repeats. The machine is
 shared: the seconds are noisy, the bytes and files are not.
 
+A source with variants is measured at each (a pass per choice, with the fakes' config of that choice,
+DIR/variants/SOURCE-VARIANT/config.yaml): MedMNIST at 28, 64, 128 and 224 px, MedMNIST 3D at 28 and 64,
+MedSegBench at 128, 256 and 512, VinDr-Mammo's PhysioNet copy; their keys name the size
+(`npz_unpack_2d/bloodmnist@28`, preprocess/sizing/costs.py). Smaller images are written in larger numbers
+(COUNTS) so that a job's items cost about a second, above the noise of its start-up.
+
     python benchmarks/item_costs.py [--cpu 1] [--repeats 2] [--only KEY ...] [--keep DIR | --fakes DIR]
                                     [--resume] [--out preprocess/registry/costs.yaml]
 
@@ -64,8 +70,8 @@ COUNTS = {
     "rfmid": 8, "m3d_cap": 4, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
 }  # fmt: skip
 VOLUME_KINDS = ("volume_slices",)
-NOISE = 0.4  # CPU s: below it a whole job's items are told from the start-ups' noise on this machine only
-# roughly; their per item figure is then taken as NOISE / items (0.001 s at 400 items), a bound, not zero
+NOISE = 0.05  # CPU s: what the start-ups of a job's five runs leave uncertain (each varies by some 10-30 ms);
+# items that cost less in all are below the resolution: their per item figure is then NOISE / items, a bound
 
 
 def conversions(settings, keys=None) -> dict[str, tuple]:
@@ -164,14 +170,15 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
     whole_s = statistics.median(r[0] for r in wholes)
     startup = max(shards_s - whole_s, 0.0) / (SHARDS - 1)
     per_item = max(whole_s - startup, 0.0) / max(items, 1)
-    floor, resolution = "", NOISE / max(items, 1)
+    floor, resolution, measured = "", NOISE / max(items, 1), per_item
     if per_item < resolution:  # the items cost less than the noise of two whole runs: a bound, not zero
         per_item, floor = resolution, f"; per item below the resolution, {resolution:.2g} s taken"
     _, whole_rss, files, size = wholes[-1]
     small_rss = max(r[1] for runs in quarters for r in runs)
     whole_rss = max(r[1] for r in wholes)
     print(
-        f"{key}: {items} items; {per_item:.4f} s/item, start-up {startup:.2f} s; {files / items:.2f} files, "
+        f"{key}: {items} items; {per_item:.5f} s/item (measured {measured:.5f}), start-up {startup:.2f} s; "
+        f"{files / items:.2f} files, "
         f"{size / items / 1e6:.3f} MB/item; peak RSS {small_rss / 1e6:.0f} MB at {small_items}, "
         f"{whole_rss / 1e6:.0f} MB at {items} items",
         flush=True,
@@ -235,7 +242,8 @@ def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) ->
             entry = {"measured": date, **measured[key]}
         merged[key] = entry
     header = (
-        "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
+        "# Per-item costs of each conversion kind (kind/flag, kind/dataset, kind/source; @size where the source has\n"
+        "# sizes, config source_variants), one core at steady state: seconds,\n"
         "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items\n"
         "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
         "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"

@@ -25,8 +25,7 @@ from preprocess.demo import fields
 from preprocess.formats import textparse
 from preprocess.registry.loader import REGISTRY_DIR, load_registry
 
-MEDMNIST = {"bloodmnist": (3, 8, False), "chestmnist": (1, 14, True), "organamnist": (1, 11, False)}
-FULL_COUNTS = {"dermamnist": ((3, 7, False), {"train": 7007, "val": 1003, "test": 2005})}
+FULL_COUNTS = ("dermamnist",)  # --full-counts: these flags at their full split counts (sources.yaml npz counts)
 MEDSEGBENCH = {"polypgen": (3, 6), "isic2018": (3, 0), "uwaterlooskincancer": (3, 2), "ultrasoundnerve": (1, 0),
                "usforkidney": (1, 0)}  # fmt: skip
 
@@ -90,19 +89,19 @@ def _medmnist_split(count: int, size: int, channels: int, seed: int, labels: int
 
 
 def medmnist(base: Path, n: int | dict, seed: int, full_counts: bool = False) -> dict:
-    """Every flag of MEDMNIST at every size (n test images, 4 train, 2 val); with `full_counts`, DermaMNIST too
-    at its full split counts, at every size."""
+    """Every flag (sources.yaml: its channels, and its labels: ChestMNIST's 14 columns are multi-label) at every
+    size: n test images, 4 train, 2 val; with `full_counts`, DermaMNIST at its full split counts instead."""
+    npz = {spec.id: spec.npz for spec in load_registry().source("medmnist").files}
     for variant, choice in variants("medmnist")[1].items():
         size, suffix = choice["size"], choice["suffix"]
-        counts = {"train": 4, "val": 2, "test": items_at(n, variant)}
-        flags = {flag: (shape, counts) for flag, shape in MEDMNIST.items()}
-        if full_counts:
-            flags.update(FULL_COUNTS)
-        for flag, ((channels, labels, multi), split_counts) in flags.items():
+        for flag, spec in npz.items():
+            counts = {"train": 4, "val": 2, "test": items_at(n, variant)}
+            if full_counts and flag in FULL_COUNTS:
+                counts = spec["counts"]
             arrays = {}
-            for split, count in split_counts.items():
+            for split, count in counts.items():
                 arrays[f"{split}_images"], arrays[f"{split}_labels"] = _medmnist_split(
-                    count, size, channels, seed, labels, multi
+                    count, size, spec["channels"], seed, spec["labels"], spec["labels"] > 1
                 )
             _npz(base / f"{flag}{suffix}.npz", arrays)
     return {}

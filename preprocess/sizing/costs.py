@@ -35,14 +35,14 @@ VARIANT = "@"  # a key's variant part: npz_unpack_2d/bloodmnist@28, the kind's o
 
 
 def cost_key(registry, subset, conversion) -> str:
-    """kind/dataset (or kind/recipe, or kind/flag: a MedMNIST dataset, whose labels set its files per item)
-    when the conversion names one, else kind/source (an image folder's items are that source's files, of its
-    own size); then @variant when the source it reads has variants (MedMNIST's and MedSegBench's image size:
-    the items of another size cost another time and disk), unless its recipe already follows the variant.
-    costs.yaml falls back to the kind's entry of the same variant (fallback_key)."""
+    """kind/flag (a MedMNIST or MedSegBench dataset: its channels set the bytes, its labels the files per item),
+    or kind/dataset, or kind/recipe, when the conversion names one, else kind/source (an image folder's items
+    are that source's files, of its own size); then @variant when the source it reads has variants (MedMNIST's
+    and MedSegBench's image size: another size costs another time and disk), unless its recipe already follows
+    the variant. costs.yaml falls back to the kind's entry of the same variant (fallback_key)."""
     params = conversion.params
     source = registry.source(params.get("source") or subset.source_ids[0])
-    detail = params.get("dataset") or params.get("recipe") or params.get("flag") or source.id
+    detail = params.get("flag") or params.get("dataset") or params.get("recipe") or source.id
     if isinstance(detail, dict):  # a recipe per source variant: the one the chosen variant takes
         return f"{conversion.kind}/{detail.get(source.variant)}"
     return f"{conversion.kind}/{detail}" + (f"{VARIANT}{source.variant}" if source.variant is not None else "")
