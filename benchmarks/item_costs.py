@@ -177,14 +177,14 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
     small_rss = max(r[1] for runs in quarters for r in runs)
     whole_rss = max(r[1] for r in wholes)
     print(
-        f"{key}: {items} items; {per_item:.5f} s/item (measured {measured:.5f}), start-up {startup:.2f} s; "
+        f"{key}: {items} items; {per_item:.3g} s/item (measured {measured:.3g}), start-up {startup:.2f} s; "
         f"{files / items:.2f} files, "
         f"{size / items / 1e6:.3f} MB/item; peak RSS {small_rss / 1e6:.0f} MB at {small_items}, "
         f"{whole_rss / 1e6:.0f} MB at {items} items",
         flush=True,
     )
     return {
-        "seconds": round(per_item, 4),
+        "seconds": float(f"{per_item:.3g}"),  # 3 significant digits: 28 px images take 50 us
         "startup_seconds": round(startup, 2),
         "files": round(files / items, 2),
         "bytes": round(size / items),

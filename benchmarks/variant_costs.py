@@ -10,7 +10,8 @@ per item, from the costs.yaml entry of the size the config chooses, beside what 
 2. For each size, with the config of that size (DIR/variants/SOURCE-SIZE/config.yaml), predicts each conversion
    as `plan` does (preprocess/sizing/estimate.py: items counted, jobs cut, bytes): its seconds on one core are
    the jobs' start-ups plus the items times the entry's seconds per item.
-3. Builds it: each of its jobs (`convert --shard I/N --workers 1`) as its own process pinned to one CPU; CPU time
+3. Checks the raw files (their MD5s cached, as a workflow's check rule does before the convert jobs) and
+   builds it: each of its jobs (`convert --shard I/N --workers 1`) as its own process pinned to one CPU; CPU time
    (user + system, as item_costs.py measures) and the bytes its manifests list.
 4. Prints per conversion and size: items, the costs.yaml key, plan and build seconds per item (start-ups
    included) and bytes per item, and build / plan; a ratio beyond 2x either way is flagged (exit status 1).
@@ -61,6 +62,9 @@ def compare(fakes: Path, source_id: str, variant: str, cpu: int, scratch: Path) 
     values["source_variants"] = {source_id: variant}
     config = scratch / f"config-{source_id}-{variant}.yaml"
     config.write_text(yaml.safe_dump(values))
+    # the checksums first, into the cache every job reads (as item_costs.py): a job times its conversion only
+    check = [sys.executable, "-m", "preprocess", "check", "--config", str(config), "--source", source_id]
+    subprocess.run([*check, "--results", str(scratch / "jobs" / "results")], cwd=REPO, capture_output=True, check=False)
     settings = load_settings(config)
     registry = settings.registry()
     costs = load_costs()
