@@ -243,12 +243,11 @@ def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) ->
         merged[key] = entry
     header = (
         "# Per-item costs of each conversion kind (kind/flag, kind/dataset, kind/source; @size where the source has\n"
-        "# sizes, config source_variants), one core at steady state: seconds,\n"
-        "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items\n"
-        "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
-        "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"
-        "# seconds are medians and noisy, bytes and files exact. Item counts are the registry's (subsets.yaml\n"
-        "# `counts`).\n"
+        "# sizes, the config's source_variants), one core at steady state: seconds, output files and bytes per\n"
+        "# item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items (items: MB); what they were\n"
+        "# measured on and when. Rewritten by benchmarks/item_costs.py on the real-size fakes (python -m\n"
+        "# preprocess demo DIR --real-sizes), under load on a shared 2-core machine: seconds are medians and\n"
+        "# noisy, bytes and files exact. Item counts are the registry's (subsets.yaml `counts`).\n"
     )
     out.write_text(header + yaml.safe_dump({"costs": merged}, sort_keys=True, width=120))
 

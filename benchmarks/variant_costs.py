@@ -8,8 +8,9 @@ per item, from the costs.yaml entry of the size the config chooses, beside what 
    every MedSegBench flag (288 by default: PolypGen's test split). These are not the fakes costs.yaml was
    measured on (benchmarks/item_costs.py: other item counts, DermaMNIST at 400-8,000 images).
 2. For each size, with the config of that size (DIR/variants/SOURCE-SIZE/config.yaml), predicts each conversion
-   as `plan` does (preprocess/sizing/estimate.py: items counted, jobs cut, bytes): its seconds on one core are
-   the jobs' start-ups plus the items times the entry's seconds per item.
+   as `plan` does (preprocess/pipeline/sizing.py estimate_build: the items its own plan counts in the raw data,
+   the jobs cut, the bytes): its seconds on one core are the jobs' start-ups plus the items times the entry's
+   seconds per item.
 3. Checks the raw files (their MD5s cached, as a workflow's check rule does before the convert jobs) and
    builds it: each of its jobs (`convert --shard I/N --workers 1`) as its own process pinned to one CPU; CPU time
    (user + system, as item_costs.py measures) and the bytes its manifests list.
@@ -38,9 +39,9 @@ from benchmarks.item_costs import run_job  # noqa: E402
 from preprocess.demo.real import write_real  # noqa: E402
 from preprocess.demo.real_npz import variant_folder, variants  # noqa: E402
 from preprocess.formats import tables  # noqa: E402
+from preprocess.pipeline.sizing import estimate_build  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.sizing.costs import cost_key, cost_of, load_costs  # noqa: E402
-from preprocess.sizing.estimate import estimate  # noqa: E402
 
 FACTOR = 2  # the acceptance: plan's seconds and bytes per item within 2x of a build
 # The conversions built at every size: DermaMNIST (RGB, the issue's check), a MedSegBench flag in RGB and one grey
@@ -72,7 +73,7 @@ def compare(fakes: Path, source_id: str, variant: str, cpu: int, scratch: Path) 
     for subset_key, name in BUILT[source_id]:
         subset = next(s for s in registry.subsets if s.key == subset_key)
         conversion = next(c for c in subset.conversions if c.name == name and c.split == "test")
-        (guess,) = estimate(settings, registry, [(subset, conversion)], costs)
+        (guess,) = estimate_build(settings, registry, [(subset, conversion)], costs)  # as `plan` counts and cuts
         cost = cost_of(registry, subset, conversion, costs)
         plan_seconds = guess.jobs * cost.startup_seconds + guess.items * cost.seconds
         seconds = size = 0.0
