@@ -13,6 +13,12 @@ count, not one: a source's items differ (VinDr-CXR's alternate uncompressed and 
 of a case), and shard 1 of 4 alone would hold only one sort. Times are medians over the repeats. The machine is
 shared: the seconds are noisy, the bytes and files are not.
 
+A source with variants is measured at each (a pass per choice, with the fakes' config of that choice,
+DIR/variants/SOURCE-VARIANT/config.yaml): MedMNIST at 28, 64, 128 and 224 px, MedMNIST 3D at 28 and 64,
+MedSegBench at 128, 256 and 512, VinDr-Mammo's PhysioNet copy; their keys name the size
+(`npz_unpack_2d/bloodmnist@28`, preprocess/sizing/costs.py). Smaller images are written in larger numbers
+(COUNTS) so that a job's items cost about a second, above the noise of its start-up.
+
     python benchmarks/item_costs.py [--cpu 1] [--repeats 2] [--only KEY ...] [--keep DIR | --fakes DIR]
                                     [--resume] [--out preprocess/registry/costs.yaml]
 
@@ -42,26 +48,30 @@ sys.path.insert(0, str(REPO))
 
 from preprocess.convert import ConversionContext, kind_module  # noqa: E402
 from preprocess.demo.real import write_real  # noqa: E402
+from preprocess.demo.real_npz import variant_folder, variants  # noqa: E402
 from preprocess.demo.real_sizes import SIZES  # noqa: E402
 from preprocess.errors import PreprocessError  # noqa: E402
 from preprocess.formats.manifest import read_manifest  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
-from preprocess.sizing.costs import COSTS, cost_key  # noqa: E402
+from preprocess.sizing.costs import COSTS, cost_key, fallback_key, split_key  # noqa: E402
 
 SHARDS = 4  # each conversion also runs as each of SHARDS shards: peak memory at 1x and 4x the items
 # Items of a source in the whole job (the small job has a quarter): volumes are few and slow, 2D items many and
 # fast; every job stays within seconds to a minute on one core.
 ITEMS = 16
+# A source with sizes gets more of its smaller items (by variant): the items of a job should cost about a second
+# of CPU, well above the noise of a start-up (tens of ms), or their per-item time cannot be told from it.
 COUNTS = {
     "ct_rate": 4, "radgenome_chestct": 4, "hanseg": 4, "mmdental": 4, "synthrad2023": 4, "brats_ped": 4,
-    "brats_men": 4, "cirrmri600": 4, "mrnet": 8, "medmnist": 400, "medmnist3d": 40, "pannuke": 40,
+    "brats_men": 4, "cirrmri600": 4, "mrnet": 8, "pannuke": 40,
+    "medmnist": {"28": 8000, "64": 3200, "128": 1200, "224": 400},
+    "medmnist3d": {"28": 160, "64": 40}, "medsegbench": {"128": 512, "256": 128, "512": 32},
     "rfmid": 8, "m3d_cap": 4, "aptos2019": 12, "vindr_cxr": 12, "vindr_mammo": 12, "mimic_cxr_jpg": 12,
 }  # fmt: skip
 VOLUME_KINDS = ("volume_slices",)
-RESOLUTION = 0.001  # s per item: below it the difference of two job sizes is noise on this machine
-# Conversions measured under a source variant: key -> (config's source_variants)
-VARIANTS = {"annotation_crop/vindr_mammo_physionet": {"vindr_mammo": "physionet"}}
+NOISE = 0.05  # CPU s: what the start-ups of a job's five runs leave uncertain (each varies by some 10-30 ms);
+# items that cost less in all are below the resolution: their per item figure is then NOISE / items, a bound
 
 
 def conversions(settings, keys=None) -> dict[str, tuple]:
@@ -82,16 +92,30 @@ def conversions(settings, keys=None) -> dict[str, tuple]:
     return chosen
 
 
+def passes(sources) -> list[dict]:
+    """The config's source_variants of each measuring pass: the defaults, then every other choice of each of
+    these sources that has variants (a size of MedMNIST or MedSegBench, VinDr-Mammo's PhysioNet copy)."""
+    found = [{}]
+    for source_id in sorted(sources):
+        default, choices = variants(source_id)
+        found += [{source_id: variant} for variant in choices if variant != default]
+    return found
+
+
 def sources_of(keys) -> list[str] | None:
-    """The sources the conversions of these costs.yaml keys read (None: every source with a real-size writer)."""
+    """The sources the conversions of these costs.yaml keys read, at any variant (None: every source with a
+    real-size writer)."""
     if not keys:
         return None
-    registry = load_registry()
     found = set()
-    for subset in registry.subsets:
-        for conversion in subset.conversions:
-            if registry.kinds[conversion.kind].module is not None and cost_key(registry, subset, conversion) in keys:
-                found.update([conversion.params["source"]] if "source" in conversion.params else subset.source_ids)
+    for chosen in passes(SIZES):
+        registry = load_registry(variants=chosen)
+        for subset in registry.subsets:
+            for conversion in subset.conversions:
+                if registry.kinds[conversion.kind].module is None:
+                    continue
+                if cost_key(registry, subset, conversion) in keys:
+                    found.update([conversion.params["source"]] if "source" in conversion.params else subset.source_ids)
     if "chest_imagenome" in found:  # its boxes are on the MIMIC-CXR-JPG images
         found.add("mimic_cxr_jpg")
     return sorted(found & set(SIZES))
@@ -146,26 +170,33 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
     whole_s = statistics.median(r[0] for r in wholes)
     startup = max(shards_s - whole_s, 0.0) / (SHARDS - 1)
     per_item = max(whole_s - startup, 0.0) / max(items, 1)
-    floor = ""
-    if per_item < RESOLUTION:  # the items cost less than the noise of two whole runs: a bound, not zero
-        per_item, floor = RESOLUTION, f"; per item below the resolution, {RESOLUTION} s taken"
+    floor, resolution, measured = "", NOISE / max(items, 1), per_item
+    if per_item < resolution:  # the items cost less than the noise of two whole runs: a bound, not zero
+        per_item, floor = resolution, f"; per item below the resolution, {resolution:.2g} s taken"
     _, whole_rss, files, size = wholes[-1]
     small_rss = max(r[1] for runs in quarters for r in runs)
     whole_rss = max(r[1] for r in wholes)
     print(
-        f"{key}: {items} items; {per_item:.4f} s/item, start-up {startup:.2f} s; {files / items:.2f} files, "
+        f"{key}: {items} items; {per_item:.3g} s/item (measured {measured:.3g}), start-up {startup:.2f} s; "
+        f"{files / items:.2f} files, "
         f"{size / items / 1e6:.3f} MB/item; peak RSS {small_rss / 1e6:.0f} MB at {small_items}, "
         f"{whole_rss / 1e6:.0f} MB at {items} items",
         flush=True,
     )
     return {
-        "seconds": round(per_item, 4),
+        "seconds": float(f"{per_item:.3g}"),  # 3 significant digits: 28 px images take 50 us
         "startup_seconds": round(startup, 2),
         "files": round(files / items, 2),
         "bytes": round(size / items),
         "peak_rss_mb": {small_items: round(small_rss / 1e6), items: round(whole_rss / 1e6)},
-        "basis": f"{items} real-size items ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
+        "basis": f"{items} real-size items{_at(key)} ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
     }
+
+
+def _at(key: str) -> str:
+    """' at size 28' for a key of a size variant (sources.yaml's choice), '' otherwise."""
+    variant = split_key(key)[1]
+    return f" at size {variant}" if variant and variant.isdigit() else ""
 
 
 def _source(subset, conversion) -> str:
@@ -174,14 +205,18 @@ def _source(subset, conversion) -> str:
 
 def stand_ins(old: dict, measured: dict[str, dict]) -> dict[str, dict]:
     """Entries no conversion of the real-size fakes measures directly: a kind's fallback entry (for datasets
-    without their own) and a recipe built only for train (RadImageNet-VQA alignment) take the dearest
-    measured entry of the same kind (per item seconds, then bytes), naming it."""
+    without their own; at every size measured when the kind has one at some size: npz_unpack_2d@28) and a
+    recipe built only for train (RadImageNet-VQA alignment) take the dearest measured entry of the same kind and
+    variant (per item seconds, then bytes), naming it."""
     filled = {}
     pool = {**{k: v for k, v in old.items() if _measured_here(v)}, **measured}  # this run's and earlier runs'
-    for key in sorted(k for k in set(old) - set(measured) if not _measured_here(old[k])):
-        kind = key.split("/")[0]
+    kinds_with_fallback = {split_key(k)[0] for k in old if "/" not in k}
+    wanted = {k for k in set(old) - set(measured) if not _measured_here(old[k])}
+    wanted |= {fallback_key(k) for k in pool if split_key(fallback_key(k))[0] in kinds_with_fallback} - set(pool)
+    for key in sorted(wanted):
         siblings = sorted(
-            (k for k in pool if k.split("/")[0] == kind), key=lambda k: (pool[k]["seconds"], pool[k]["bytes"])
+            (k for k in pool if fallback_key(k) == fallback_key(key)),
+            key=lambda k: (pool[k]["seconds"], pool[k]["bytes"]),
         )
         if siblings:
             dearest = siblings[-1]
@@ -207,12 +242,12 @@ def write(out: Path, measured: dict[str, dict], date: str, fill: bool = True) ->
             entry = {"measured": date, **measured[key]}
         merged[key] = entry
     header = (
-        "# Per-item costs of each conversion kind (kind/dataset, kind/source), one core at steady state: seconds,\n"
-        "# output files and bytes per item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items\n"
-        "# (items: MB); what they were measured on and when. Rewritten by benchmarks/item_costs.py on the\n"
-        "# real-size fakes (python -m preprocess demo DIR --real-sizes), under load on a shared 2-core machine:\n"
-        "# seconds are medians and noisy, bytes and files exact. Item counts are the registry's (subsets.yaml\n"
-        "# `counts`).\n"
+        "# Per-item costs of each conversion kind (kind/flag, kind/dataset, kind/source; @size where the source has\n"
+        "# sizes, the config's source_variants), one core at steady state: seconds, output files and bytes per\n"
+        "# item; the start-up of a job; the job's peak RSS (MB) at 1x and 4x the items (items: MB); what they were\n"
+        "# measured on and when. Rewritten by benchmarks/item_costs.py on the real-size fakes (python -m\n"
+        "# preprocess demo DIR --real-sizes), under load on a shared 2-core machine: seconds are medians and\n"
+        "# noisy, bytes and files exact. Item counts are the registry's (subsets.yaml `counts`).\n"
     )
     out.write_text(header + yaml.safe_dump({"costs": merged}, sort_keys=True, width=120))
 
@@ -241,22 +276,22 @@ def main() -> None:
             started = time.perf_counter()
             write_real(fakes, ITEMS, sources=sources_of(args.only), counts=COUNTS)
             print(f"real-size fakes written to {fakes} in {time.perf_counter() - started:.0f} s", flush=True)
-        base = yaml.safe_load((fakes / "config.yaml").read_text())
         results = Path(scratch) / "jobs" / "results"  # the checksum cache every job shares, filled first
-        check = [sys.executable, "-m", "preprocess", "check", "--config", str(fakes / "config.yaml")]
-        subprocess.run([*check, "--results", str(results)], cwd=REPO, stdout=subprocess.DEVNULL, check=False)
-        measured = {}
-        for variants in (None, *VARIANTS.values()):
-            config = Path(scratch) / f"config-{len(measured)}.yaml"
-            values = {**base, "overwrite_existing": True, "source_variants": variants or {}}
+        measured, tried = {}, set()
+        for chosen in passes(SIZES):  # each key once: a key names its variant, the same key in a later pass is skipped
+            pass_config = variant_folder(fakes, chosen) / "config.yaml"
+            if not pass_config.exists():  # a source of this pass not written (--only)
+                continue
+            check = [sys.executable, "-m", "preprocess", "check", "--config", str(pass_config)]
+            subprocess.run([*check, "--results", str(results)], cwd=REPO, stdout=subprocess.DEVNULL, check=False)
+            values = {**yaml.safe_load(pass_config.read_text()), "overwrite_existing": True}
+            config = Path(scratch) / f"config-{len(tried)}.yaml"
             config.write_text(yaml.safe_dump(values))
             settings = load_settings(config)
-            keys = [k for k, v in VARIANTS.items() if v == variants] if variants else None
-            if args.only:
-                keys = [k for k in (keys or args.only) if k in args.only]
-            for key, (subset, conversion) in conversions(settings, keys).items():
-                if variants is None and key in VARIANTS:
+            for key, (subset, conversion) in conversions(settings, args.only).items():
+                if key in tried:
                     continue
+                tried.add(key)
                 repeats = args.volume_repeats if conversion.kind in VOLUME_KINDS else args.repeats
                 folder = Path(scratch) / "jobs"
                 job_config, job_settings = config, settings

@@ -58,7 +58,7 @@ from preprocess.pipeline.sizing import estimate_build, raw_plans  # noqa: E402
 from preprocess.registry import layout  # noqa: E402
 from preprocess.registry.config import load_settings  # noqa: E402
 from preprocess.sizing import resources, shards  # noqa: E402
-from preprocess.sizing.costs import cost_key, cost_of, load_costs  # noqa: E402
+from preprocess.sizing.costs import cost_key, cost_of, fallback_key, load_costs  # noqa: E402
 from preprocess.sizing.estimate import planned_conversions  # noqa: E402
 
 ITEMS = 8  # items a source by default: the whole rehearsal in about 10-15 minutes on 2 shared cores
@@ -207,7 +207,7 @@ def kinds_of(jobs: list[Job], costs: dict) -> list[Kind]:
     found = []
     for key in sorted({job.key for job in jobs}):
         mine = [job for job in jobs if job.key == key]
-        cost = costs.get(key) or costs[key.split("/")[0]]  # as sizing.costs.cost_of: the kind's entry otherwise
+        cost = costs.get(key) or costs[fallback_key(key)]  # as sizing.costs.cost_of: the kind's entry otherwise
         items = sum(job.items for job in mine)
         predicted = sum(cost.startup_seconds + job.items * cost.seconds for job in mine)
         cpu = sum(job.cpu_s for job in mine)

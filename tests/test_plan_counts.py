@@ -23,8 +23,8 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
 
 # The README (quick start, step 3) and docs/benchmarks.md ("The full benchmark at the registry's full counts"),
-# as they state them: test 1.2 core-hours and 66.7 GB; all splits 18.7 core-hours and 727.9 GB (0.73 TB).
-README = {"test": (1.2, 66.7), "all": (18.7, 727.9)}
+# as they state them: test 1.1 core-hours and 62.6 GB; all splits 18.5 core-hours and 703.5 GB (0.70 TB).
+README = {"test": (1.1, 62.6), "all": (18.5, 703.5)}
 COUNTED = {"raw root", "release records", "registry"}
 PATHVQA_RELEASE = REPO / "preprocess/demo/release/2D_Task/PathVQA/Path-VQA_test.json"
 
@@ -68,7 +68,7 @@ def test_plan_with_nothing_downloaded_counts_every_subset_at_the_readmes_totals(
         chosen = [row for row in rows if splits == "all" or row["split"] == "test"]
         assert round(sum(row["core_hours"] for row in chosen), 1) == hours, splits
         assert round(sum(row["bytes"] for row in chosen) / 1e9, 1) == gigabytes, splits
-    assert round(sum(row["bytes"] for row in rows) / 1e12, 2) == 0.73  # the README's "0.73 TB"
+    assert round(sum(row["bytes"] for row in rows) / 1e12, 2) == 0.70  # the README's "0.70 TB"
 
 
 def test_the_table_says_per_row_where_its_items_were_counted(tmp_path, empty):
@@ -82,8 +82,8 @@ def test_the_table_says_per_row_where_its_items_were_counted(tmp_path, empty):
     assert {line.split()[0] for line in rows if line.split()[1] == "test"} == image_subsets
     assert all(line.endswith("registry  no: raw missing") for line in rows), rows
     budget = {line.split()[0]: line.split() for line in lines if line.startswith(("test ", "all "))}
-    assert budget["test"][2:5] == ["1.2", "66.7", "GB"]  # the README's figures, as the budget prints them
-    assert budget["all"][2:5] == ["18.7", "727.9", "GB"]
+    assert budget["test"][2:5] == ["1.1", "62.6", "GB"]  # the README's figures, as the budget prints them
+    assert budget["all"][2:5] == ["18.5", "703.5", "GB"]
 
 
 def _touch(root: Path, *names: str) -> None:

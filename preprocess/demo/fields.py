@@ -85,3 +85,11 @@ def mr_slices(shape: tuple[int, int, int], seed: int, peak: float = 1000.0) -> n
         plane = np.where(inside, peak * texture, 0) + np.abs(rng.normal(0, 0.02 * peak, (nx, ny)))
         volume[:, :, k] = plane * (inside | (rng.random((nx, ny)) < 0.02))
     return volume
+
+
+def box(k: int, height: int, width: int, part: int = 0) -> tuple[float, float, float, float]:
+    """A box of about a tenth of the image, somewhere different for every item and part: x0, y0, x1, y1."""
+    rng = np.random.default_rng([k, part])
+    w, h = width * rng.uniform(0.05, 0.2), height * rng.uniform(0.05, 0.2)
+    x0, y0 = rng.uniform(0, width - w), rng.uniform(0, height - h)
+    return round(x0, 1), round(y0, 1), round(x0 + w, 1), round(y0 + h, 1)

@@ -27,6 +27,7 @@ from preprocess.checks.register import observed_files
 from preprocess.demo import archives, fields
 from preprocess.demo.annotations import GOLD_HEADER, MAMMO_HEADER, _dicom
 from preprocess.demo.archives import IMAGE, _zip_add
+from preprocess.demo.real_npz import medmnist, medmnist3d, medsegbench, write_variant_configs
 from preprocess.demo.real_sizes import SIZES
 from preprocess.demo.volumes import save_nifti, save_nrrd
 from preprocess.formats import textparse
@@ -55,20 +56,6 @@ def _put(path: Path, data: bytes | str) -> None:
         path.write_bytes(data)
 
 
-def _npz(path: Path, arrays: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-
-
-def _box(k: int, height: int, width: int, part: int = 0) -> tuple[float, float, float, float]:
-    """A box of about a tenth of the image, somewhere different for every item and part: x0, y0, x1, y1."""
-    rng = np.random.default_rng([k, part])
-    w, h = width * rng.uniform(0.05, 0.2), height * rng.uniform(0.05, 0.2)
-    x0, y0 = rng.uniform(0, width - w), rng.uniform(0, height - h)
-    return round(x0, 1), round(y0, 1), round(x0 + w, 1), round(y0 + h, 1)
-
-
 # --- DICOM and box tables -----------------------------------------------------------------------------------
 
 
@@ -87,7 +74,7 @@ def vindr_cxr(base: Path, n: int, seed: int) -> dict:
     for k, image_id in enumerate(ids):
         _xray_dicom(base / "test" / f"{image_id}.dicom", seed + k, shape)
         for part, name in enumerate(("Nodule/Mass", "Cardiomegaly", "Aortic enlargement")):
-            x0, y0, x1, y1 = _box(seed + k, *shape, part)
+            x0, y0, x1, y1 = fields.box(seed + k, *shape, part)
             rows.append(f"{image_id},{name},{x0},{y0},{x1},{y1}")
         labels.append(f"{image_id},1,0")
     _put(
@@ -114,7 +101,7 @@ def vindr_mammo(base: Path, n: int, seed: int) -> dict:
         gray = (fields.xray(png, seed + k, 16) >> 8).astype(np.uint8)
         _put(base / "images_png" / patient / f"{image_id}.png", _encode(gray, "PNG"))
         _xray_dicom(base / "images" / study / f"{image_id}.dicom", seed + k, dicom)
-        x0, y0, x1, y1 = _box(seed + k, *dicom)
+        x0, y0, x1, y1 = fields.box(seed + k, *dicom)
         sy, sx = png[0] / dicom[0], png[1] / dicom[1]
         common = f"{study},s1,{image_id},L,CC,{dicom[0]},{dicom[1]},BI-RADS 4,DENSITY C,\"['Mass']\",BI-RADS 4"
         derived.append(
@@ -171,7 +158,7 @@ def chest_imagenome(base: Path, n: int, seed: int) -> dict:
         for k, (_, patient, study, dicom) in enumerate(_mimic_images(n, seed)):
             objects = []
             for part, region in enumerate(REGIONS):
-                x0, y0, x1, y1 = _box(seed + k, height, width, part)
+                x0, y0, x1, y1 = fields.box(seed + k, height, width, part)
                 gold.append(
                     f"{dicom}.dcm,0,0,0,0,224,224,{region},{k * 10 + part},{x0},{x1},{y0},{y1},{width},{height},1,,"
                 )
@@ -283,7 +270,7 @@ def kvasir_seg(base: Path, n: int, seed: int) -> dict:
     boxes, split = {}, []
     for k in range(n):
         image_id = _id("kvasir_seg", seed, k)[:25]
-        x0, y0, x1, y1 = (round(v) for v in _box(seed + k, height, width))
+        x0, y0, x1, y1 = (round(v) for v in fields.box(seed + k, height, width))
         mask = np.zeros((height, width), np.uint8)
         mask[y0:y1, x0:x1] = 255
         _put(base / "images" / f"{image_id}.jpg", _encode(fields.photo((height, width), seed + k), "JPEG"))
@@ -293,79 +280,6 @@ def kvasir_seg(base: Path, n: int, seed: int) -> dict:
         split.append(f"test,{image_id}.png")
     _put(base / "kavsir_bboxes.json", json.dumps(boxes))
     _put(base / "split.csv", "split,original_image_path\n" + "\n".join(split) + "\n")
-    return {}
-
-
-MEDSEGBENCH = {"polypgen": (3, 6), "isic2018": (3, 0), "uwaterlooskincancer": (3, 2), "ultrasoundnerve": (1, 0),
-               "usforkidney": (1, 0)}  # fmt: skip
-
-
-def medsegbench(base: Path, n: int, seed: int) -> dict:
-    """Every flag at 512 px: n test images, 2 train and 1 val (the kind reads the test split)."""
-    for number, (flag, (channels, categories)) in enumerate(MEDSEGBENCH.items()):
-        arrays = {}
-        for split, count in (("train", 2), ("val", 1), ("test", n)):
-            images = np.stack([fields.photo((512, 512), seed + number * 1000 + k, channels) for k in range(count)])
-            labels = np.zeros((count, 512, 512), np.uint8)
-            for k in range(count):
-                x0, y0, x1, y1 = (round(v) for v in _box(seed + k, 512, 512))
-                labels[k, y0 : y1 + 40, x0 : x1 + 40] = 1
-            arrays[f"{split}_images"], arrays[f"{split}_label"] = images, labels
-            for category in range(1, categories + 1):
-                share = slice(category - 1, None, categories)
-                arrays[f"{split}_images_C{category}"], arrays[f"{split}_label_C{category}"] = (
-                    images[share],
-                    labels[share],
-                )
-        _npz(base / f"{flag}_512.npz", arrays)
-    return {}
-
-
-def _medmnist_split(count: int, size: int, channels: int, seed: int, labels: int, multi: bool):
-    """count images made from a bank of 16 fields with per-image noise and shift (fast for thousands)."""
-    rng = np.random.default_rng(seed)
-    bank = np.stack([fields.photo((size, size), seed + b, channels) for b in range(16)]).astype(np.int16)
-    images = np.empty((count, size, size) + ((channels,) if channels > 1 else ()), np.uint8)
-    for k in range(count):
-        noise = rng.integers(-6, 7, images.shape[1:], dtype=np.int16)
-        images[k] = np.clip(np.roll(bank[k % 16], k % size, axis=1) + noise, 0, 255)
-    if multi:  # ChestX-ray14's prevalence: about 0.7 positive labels an image, half the images none
-        rows = (rng.random((count, labels)) < 0.05).astype(np.uint8)
-    else:
-        rows = (np.arange(count) % labels).reshape(-1, 1).astype(np.uint8)
-    return images, rows
-
-
-MEDMNIST = {"bloodmnist": (3, 8, False), "chestmnist": (1, 14, True), "organamnist": (1, 11, False)}
-FULL_COUNTS = {"dermamnist": ((3, 7, False), {"train": 7007, "val": 1003, "test": 2005})}
-
-
-def medmnist(base: Path, n: int, seed: int, full_counts: bool = False) -> dict:
-    for flag, (channels, labels, multi) in MEDMNIST.items():
-        arrays = {}
-        for split, count in (("train", 4), ("val", 2), ("test", n)):
-            arrays[f"{split}_images"], arrays[f"{split}_labels"] = _medmnist_split(
-                count, 224, channels, seed, labels, multi
-            )
-        _npz(base / f"{flag}_224.npz", arrays)
-    if full_counts:
-        for flag, ((channels, labels, multi), counts) in FULL_COUNTS.items():
-            arrays = {}
-            for split, count in counts.items():
-                arrays[f"{split}_images"], arrays[f"{split}_labels"] = _medmnist_split(
-                    count, 224, channels, seed, labels, multi
-                )
-            _npz(base / f"{flag}_224.npz", arrays)
-    return {}
-
-
-def medmnist3d(base: Path, n: int, seed: int) -> dict:
-    arrays = {}
-    for split, count in (("train", 2), ("val", 1), ("test", n)):
-        volumes = [np.clip(fields.mr_slices((64, 64, 64), seed + k, 200) + 20, 0, 255) for k in range(count)]
-        arrays[f"{split}_images"] = np.stack(volumes).astype(np.uint8)
-        arrays[f"{split}_labels"] = (np.arange(count) % 11).reshape(-1, 1).astype(np.uint8)
-    _npz(base / "organmnist3d_64.npz", arrays)
     return {}
 
 
@@ -382,7 +296,7 @@ def pannuke(base: Path, n: int, seed: int) -> dict:
             images.append({"bytes": _encode(fields.photo((256, 256), seed + fold * 1000 + k), "PNG"), "path": None})
             masks = []
             for part in range(24):
-                x0, y0, _, _ = (round(v) for v in _box(seed + fold * 1000 + k, 256, 256, part))
+                x0, y0, _, _ = (round(v) for v in fields.box(seed + fold * 1000 + k, 256, 256, part))
                 mask = np.zeros((256, 256), np.uint8)
                 mask[y0 : y0 + 12, x0 : x0 + 12] = 1
                 masks.append({"bytes": archives._mask_png(mask), "path": None})
@@ -654,8 +568,9 @@ def write_real(
     directory: Path, items: int, sources=None, seed: int = 0, full_counts: bool = False, counts: dict | None = None
 ) -> Path:
     """Write the demo into DIRECTORY, then `items` real-size items of each source (all of WRITERS, or
-    `sources`; `counts` gives some sources another number) over the demo's copy; the overrides and the
-    record-driven task JSONs follow the new items."""
+    `sources`; `counts` gives some sources another number, or for a source with sizes {variant: number}) over
+    the demo's copy; the overrides and the record-driven task JSONs follow the new items. A source with
+    variants is written at each, and DIRECTORY/variants/SOURCE-VARIANT/config.yaml builds the other choices."""
     from preprocess.demo import _write
 
     directory = Path(directory).resolve()
@@ -699,4 +614,5 @@ def write_real(
         ),
         encoding="utf-8",
     )
+    write_variant_configs(directory, chosen)
     return directory

@@ -70,7 +70,8 @@ SIZES = {
         "Kvasir-SEG (Jha et al. 2020): 332x487 to 1920x1072; 2d-images.md 4",
     ),
     "medsegbench": Size(
-        "npz at 512 px: uint8 (N, 512, 512, 3) or (N, 512, 512), 0/1 masks; polypgen with categories C1-C6",
+        "npz at 128, 256 and 512 px (a file a flag and size, deflated): uint8 (N, S, S, 3) or (N, S, S), 0/1 masks; "
+        "polypgen with categories C1-C6",
         "MedSegBench (Kus and Aydin 2024, Sci Data 11:1283): 128/256/512 variants; 2d-images.md 2",
     ),
     "pannuke": Size(
@@ -78,12 +79,12 @@ SIZES = {
         "PanNuke (Gamper et al. 2020): 256x256 at 40x, 189,744 nuclei on 7,901 images (24 per image); 2d-images.md 3",
     ),
     "medmnist": Size(
-        "npz at 224 px: bloodmnist RGB, chestmnist and organamnist grey; --full-counts: dermamnist_224 with its "
-        "full split counts 7,007/1,003/2,005",
+        "npz at 28, 64, 128 and 224 px (a file a flag and size, deflated): every flag, RGB or grey and its labels "
+        "as upstream; --full-counts: DermaMNIST with its full split counts 7,007/1,003/2,005",
         "MedMNIST+ (Yang et al. 2023; Zenodo 10519652): sizes 28/64/128/224; medmnist/info.py counts",
     ),
     "medmnist3d": Size(
-        "organmnist3d_64.npz: uint8 (N, 64, 64, 64)",
+        "organmnist3d.npz and organmnist3d_64.npz: uint8 (N, 28, 28, 28) and (N, 64, 64, 64)",
         "MedMNIST v2 3D (Yang et al. 2023); 3d-volumes.md 9",
     ),
     "roco_qa": Size(
