@@ -23,7 +23,7 @@ import yaml
 from preprocess.checks.register import observed_files
 from preprocess.demo import fields
 from preprocess.formats import textparse
-from preprocess.registry.loader import REGISTRY_DIR, load_registry
+from preprocess.registry.loader import DATASETS_DIR, load_registry
 
 FULL_COUNTS = ("dermamnist",)  # --full-counts: these flags at their full split counts (sources.yaml npz counts)
 MEDSEGBENCH = {"polypgen": (3, 6), "isic2018": (3, 0), "uwaterlooskincancer": (3, 2), "ultrasoundnerve": (1, 0),
@@ -31,9 +31,9 @@ MEDSEGBENCH = {"polypgen": (3, 6), "isic2018": (3, 0), "uwaterlooskincancer": (3
 
 
 def variants(source_id: str) -> tuple[str | None, dict[str, dict]]:
-    """A source's default variant and its choices in sources.yaml, {variant: its fields (size, suffix)}; (None,
-    {}) without variants."""
-    spec = textparse.read_yaml(REGISTRY_DIR / "sources.yaml")["sources"][source_id].get("variant") or {}
+    """A source's default variant and its choices in its dataset folder's sources.yaml, {variant: its fields
+    (size, suffix)}; (None, {}) without variants."""
+    spec = textparse.read_yaml(DATASETS_DIR / source_id / "sources.yaml")["sources"][source_id].get("variant") or {}
     choices = {str(name): dict(values) for name, values in spec.get("choices", {}).items()}
     return (str(spec["default"]) if spec else None), choices
 
