@@ -421,7 +421,7 @@ def cmd_plan(args) -> int:
     settings = _settings(args, basedir="read")  # the release's task files name the items of some subsets
     registry = settings.registry()
     splits.check_keys(settings, registry)  # as a build would: a misspelt `shards` key is not ignored
-    found = estimate_build(settings, registry, results=args.results)
+    found = estimate_build(settings, registry, results=args.results, cores=args.cores[0])
     if args.json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return 0
@@ -869,7 +869,12 @@ def _args_plan(p) -> None:
     _data_options(p)
     p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
     p.add_argument(
-        "--cores", type=int, nargs="+", default=[32, 256], metavar="N", help="wall time on N cores (default 32 256)"
+        "--cores",
+        type=int,
+        nargs="+",
+        default=[32, 256, 1024],
+        metavar="N",
+        help="wall time on N cores (default 32 256 1024)",
     )
 
 

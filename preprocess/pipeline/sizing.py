@@ -9,7 +9,8 @@ from dataclasses import replace
 from preprocess.checks.plan import plan_subset
 from preprocess.checks.rawcheck import check_all
 from preprocess.errors import PreprocessError
-from preprocess.sizing.estimate import estimate, planned_conversions
+from preprocess.sizing import budget, stages
+from preprocess.sizing.estimate import at_target, estimate, planned_conversions
 
 
 def raw_plans(settings, registry, results=None) -> dict:
@@ -34,12 +35,14 @@ def planned_items(registry, settings, subset, conversion) -> int | None:
         return None
 
 
-def estimate_build(settings, registry, conversions=None, costs=None, results=None) -> list:
+def estimate_build(settings, registry, conversions=None, costs=None, results=None, cores=None) -> list:
     """The estimates of the configured build (or of `conversions`): buildable subsets counted by their own
-    plans, the others at the registry's counts."""
+    plans, the others at the registry's counts; its conversions cut for `cores` (the config's `cores:` wins;
+    neither: jobs of up to an hour). The configured build's stages besides (the raw checks, the validation,
+    the fingerprints: stages.py), not those of `conversions` alone."""
     plans = raw_plans(settings, registry, results)
     chosen = planned_conversions(settings, registry) if conversions is None else conversions
-    return estimate(
+    found = estimate(
         settings,
         registry,
         chosen,
@@ -47,3 +50,9 @@ def estimate_build(settings, registry, conversions=None, costs=None, results=Non
         plans=plans,
         planned_items=lambda subset, conversion: planned_items(registry, settings, subset, conversion),
     )
+    if settings.cores or cores:
+        target = budget.target_for(found, cores, settings.cores)
+        found = [at_target(e, target) for e in found]
+    if conversions is None:
+        found += stages.estimate_stages(settings, registry, found, plans)
+    return found

@@ -46,19 +46,20 @@ def _cells(row) -> list[str]:
 
 
 def budget_table(budgets: list[dict]) -> str:
-    """The budgets as a table: one row per split group."""
-    cores = list(budgets[0]["wall_hours"]) if budgets else []
-    headers = ["splits", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
-    headers += [f"wall h, {n} cores (local / SLURM)" for n in cores]
+    """The budgets as a table: one row per split group and core count, each wall next to its lower bound."""
+    headers = ["splits", "cores", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
+    headers += ["wall h local (bound)", "wall h SLURM (bound)"]
     body = [
         [
             b["splits"],
+            f"{b['cores']:,}",
             f"{b['jobs']:,}",
             f"{b['core_hours']:,.1f}",
             size(b["bytes"]),
             f"{b['largest_mem_mb']:,} MB ({b['largest_mem_job']})",
             f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
-            *[f"{b['wall_hours'][n]:,.2f} / {b['slurm_wall_hours'][n]:,.2f}" for n in cores],
+            f"{b['local']:,.2f} ({b['local_bound']:,.2f})",
+            f"{b['slurm']:,.2f} ({b['slurm_bound']:,.2f})",
         ]
         for b in budgets
     ]

@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 from preprocess.pipeline import runview
-from preprocess.sizing import shards
+from preprocess.sizing import allocation, shards
 from preprocess.sizing.resources import rule_resources
 from preprocess.registry import layout, releasenames, splits
 from preprocess.checks import validate
 from preprocess.registry.config import require_directory, settings_from_dict
 from preprocess.demo import require_demo
 from preprocess.errors import PreprocessError, stop_workflow
+from snakemake.exceptions import WorkflowError
 from preprocess.checks.rawcheck import fingerprint
 from preprocess.formats.rawroot import require_apart
 from preprocess.registry.loader import GROUPS
@@ -71,12 +72,30 @@ def subset_of(wildcards):
     return REGISTRY.subset(f"{wildcards.group}/{wildcards.folder}")
 
 
+def run_cores():
+    """The cores this run has: Snakemake's --cores, else its --jobs (a cluster profile gives no --cores: each
+    queued job is taken to hold about one core); None when neither is given."""
+    try:
+        return workflow.cores
+    except WorkflowError:  # no --cores
+        return workflow.nodes
+
+
+@functools.cache
+def job_target():
+    """The seconds the build's conversions are cut to (preprocess/sizing/allocation.py): from the config's
+    `cores:`, else this run's cores, and the whole configured build's work."""
+    return shards.build_target(SETTINGS, REGISTRY, run_cores())
+
+
 @functools.cache
 def shard_count(subset, conversion):
     """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
-    that no job runs past sizing.resources.JOB_SECONDS (its items counted in the raw root).
+    that no job runs past the build's target (its items counted in the raw root).
     """
-    return shards.shard_count(SETTINGS, REGISTRY, subset, conversion)
+    return shards.shard_count(
+        SETTINGS, REGISTRY, subset, conversion, target=job_target()
+    )
 
 
 def conversion_manifests(subset):
@@ -117,16 +136,28 @@ def release_files(wildcards):
 
 
 @functools.cache
-def first_attempt(subset, conversion):
-    """threads, mem_mb and runtime of a conversion's largest shard at the first attempt, from its items."""
-    count = shard_count(subset, conversion)
+def first_attempt(subset, conversion, count):
+    """threads, mem_mb and runtime of the largest of a conversion's `count` shards at the first attempt."""
     return shards.job_resources(SETTINGS, REGISTRY, subset, conversion, count)
 
 
 def conversion_resources(wildcards, attempt=1):
-    """(threads, mem_mb, runtime minutes) of one conversion job; a retry scales memory and time."""
-    found = first_attempt(subset_of(wildcards), conversion_of(wildcards)).at(attempt)
+    """(threads, mem_mb, runtime minutes) of one conversion job, from the shard count in its name (a SLURM
+    job never cuts the build again); a retry scales memory and time."""
+    count = int(wildcards.shards)
+    found = first_attempt(subset_of(wildcards), conversion_of(wildcards), count)
+    found = found.at(attempt)
     return found.threads, found.mem_mb, found.runtime
+
+
+def conversion_group(wildcards):
+    """The job group of a convert job predicted under allocation.GROUP_BELOW_SECONDS: on SLURM such jobs
+    travel in groups (profiles/slurm `group-components`), one start-up for the group; the others alone.
+    Locally Snakemake ignores groups."""
+    count = int(wildcards.shards)
+    subset, conversion = subset_of(wildcards), conversion_of(wildcards)
+    seconds = shards.job_seconds(SETTINGS, REGISTRY, subset, conversion, count)
+    return allocation.SMALL_JOBS if seconds < allocation.GROUP_BELOW_SECONDS else None
 
 
 def declared_mem_mb(rule):
