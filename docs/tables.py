@@ -45,6 +45,7 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "naming": naming_table(registry),
         "real-sizes": real_sizes_table(registry),
         "item-costs": item_costs_table(),
+        "budget": budget_table(),
     }
     return {name: str(value) for name, value in counts.items()}, tables
 
@@ -77,6 +78,45 @@ def item_costs_table() -> str:
         lines.append(
             f"| `{key}`{stand_in} | {cost['seconds']:g} | {cost['startup_seconds']:g} | {cost['bytes']:,} "
             f"| {cost['files']:g} | {small}: {low} | {large}: {high} | {high / low:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def budget_table() -> str:
+    """The whole benchmark's budget at the registry's full counts (nothing downloaded, every split), as `medheb
+    plan --cores 32 256 1024` prints it: per split group and core count, each wall next to its lower bound."""
+    import os
+    import tempfile
+
+    from preprocess.pipeline.sizing import estimate_build
+    from preprocess.registry.config import settings_from_dict
+    from preprocess.sizing import budget
+    from preprocess.sizing.report import size
+
+    extra = os.environ.pop("MEDHEB_EXTRA_REGISTRY", None)  # the shipped registry alone
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            raw, data = Path(folder, "raw"), Path(folder, "data")
+            raw.mkdir()
+            data.mkdir()
+            values = {"raw_root": str(raw), "data_basedir": str(data), "subsets": "all", "splits": "all"}
+            settings = settings_from_dict(values)
+            found = estimate_build(settings, settings.registry())
+    finally:
+        if extra is not None:
+            os.environ["MEDHEB_EXTRA_REGISTRY"] = extra
+    lines = [
+        "| splits | cores | jobs | core-hours | disk | largest job memory | longest job runtime (declared) "
+        "| wall min, local (bound) | wall min, SLURM (bound) |",
+        "|---|---:|---:|---:|---:|---|---|---:|---:|",
+    ]
+    for b in budget.totals(found, [32, 256, 1024]):
+        lines.append(
+            f"| {b['splits']} | {b['cores']:,} | {b['jobs']:,} | {b['core_hours']:,.1f} | {size(b['bytes'])} "
+            f"| {b['largest_mem_mb']:,} MB ({b['largest_mem_job']}) "
+            f"| {b['longest_runtime']:,} min ({b['longest_runtime_job']}) "
+            f"| {b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f}) "
+            f"| {b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f}) |"
         )
     return "\n".join(lines)
 

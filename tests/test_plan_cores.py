@@ -97,10 +97,10 @@ def test_plan_prints_each_wall_next_to_its_lower_bound(full_counts, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     header = next(line for line in lines if line.startswith("splits "))
-    assert header.split()[:3] == ["splits", "cores", "jobs"] and header.endswith("wall h SLURM (bound)")
+    assert header.split()[:3] == ["splits", "cores", "jobs"] and header.endswith("wall min SLURM (bound)")
     rows = [line.split() for line in lines if line.startswith(("test ", "all "))]
     assert [row[:2] for row in rows] == [[s, f"{n:,}"] for s in ("test", "all") for n in CORES]  # the default
-    for row in rows:  # "0.09 (0.08)": the prediction, then its bound in brackets
+    for row in rows:  # "5.4 (4.9)": the prediction in minutes, then its bound in brackets
         local, bound, slurm, slurm_bound = row[-4:]
         assert float(local) >= float(bound.strip("()"))
         assert bound.startswith("(") and slurm_bound.endswith(")")

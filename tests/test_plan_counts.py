@@ -21,7 +21,8 @@ from preprocess.registry.loader import load_registry
 from tests.conftest import REPO
 
 # The README (quick start, step 3) and docs/benchmarks.md ("The full benchmark at the registry's full counts"),
-# as they state them: test 1.2 core-hours and 66.7 GB; all splits 18.7 core-hours and 727.9 GB (0.73 TB).
+# as they state them (docs/tables.py writes both tables): test 1.2 core-hours and 66.7 GB; all splits 18.7
+# core-hours and 727.9 GB (0.73 TB).
 README = {"test": (1.2, 66.7), "all": (18.7, 727.9)}
 COUNTED = {"raw root", "release records", "registry"}
 PATHVQA_RELEASE = REPO / "preprocess/demo/release/2D_Task/PathVQA/Path-VQA_test.json"
@@ -66,7 +67,7 @@ def test_plan_with_nothing_downloaded_counts_every_subset_at_the_readmes_totals(
         chosen = [row for row in rows if splits == "all" or row["split"] == "test"]
         assert round(sum(row["core_hours"] for row in chosen), 1) == hours, splits
         assert round(sum(row["bytes"] for row in chosen) / 1e9, 1) == gigabytes, splits
-    assert round(sum(row["bytes"] for row in rows) / 1e12, 2) == 0.73  # the README's "0.73 TB"
+    assert round(sum(row["bytes"] for row in rows) / 1e12, 2) == 0.73  # 727.9 GB
 
 
 def test_the_table_says_per_row_where_its_items_were_counted(tmp_path, empty):

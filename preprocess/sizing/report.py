@@ -46,9 +46,10 @@ def _cells(row) -> list[str]:
 
 
 def budget_table(budgets: list[dict]) -> str:
-    """The budgets as a table: one row per split group and core count, each wall next to its lower bound."""
+    """The budgets as a table: one row per split group and core count, each wall (minutes) next to its lower
+    bound."""
     headers = ["splits", "cores", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
-    headers += ["wall h local (bound)", "wall h SLURM (bound)"]
+    headers += ["wall min local (bound)", "wall min SLURM (bound)"]
     body = [
         [
             b["splits"],
@@ -58,8 +59,8 @@ def budget_table(budgets: list[dict]) -> str:
             size(b["bytes"]),
             f"{b['largest_mem_mb']:,} MB ({b['largest_mem_job']})",
             f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
-            f"{b['local']:,.2f} ({b['local_bound']:,.2f})",
-            f"{b['slurm']:,.2f} ({b['slurm_bound']:,.2f})",
+            f"{b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f})",
+            f"{b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f})",
         ]
         for b in budgets
     ]
