@@ -15,7 +15,7 @@ import yaml
 from preprocess.pipeline.sizing import estimate_build
 from preprocess.registry import splits
 from preprocess.registry.config import settings_from_dict
-from preprocess.sizing import allocation, budget, resources, shards
+from preprocess.sizing import allocation, budget, resources, shards, stages
 from tests.conftest import REPO
 
 CORES = [32, 256, 1024]
@@ -105,3 +105,22 @@ def test_plan_prints_each_wall_next_to_its_lower_bound(full_counts, tmp_path):
         assert float(local) >= float(bound.strip("()"))
         assert bound.startswith("(") and slurm_bound.endswith(")")
         assert float(slurm) >= float(slurm_bound.strip("()"))
+
+
+def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
+    _, _, registry, found, budgets = full_counts
+    checks = {e.subset: e for e in found if e.stage == "check"}
+    # the MedMNIST 3D archives at 64 px (sources.yaml): (971+161+610 + 1158+165+310 + 1230+177+352) volumes of
+    # 64^3 bytes each, MD5'd at the measured rate from the disk
+    hashed = (971 + 161 + 610 + 1158 + 165 + 310 + 1230 + 177 + 352) * 64**3
+    rate = stages.load()["md5_mb_per_s"]
+    assert checks["medmnist3d"].core_hours * 3600 == pytest.approx(
+        stages.STARTUP_SECONDS + hashed / 1e6 / rate, rel=0.01
+    )
+    assert checks["aptos2019"].core_hours * 3600 < 1  # no MD5: a presence check of its files
+    for group in ("test", "all"):
+        walls = budgets[group, 256]["stages"]
+        assert list(walls) == ["check", "convert", "validate", "attest"]
+        image_subsets = {s.key for s in registry.select("all") if not s.is_text and s.tasks}
+        assert walls["validate"]["jobs"] == walls["attest"]["jobs"] == len(image_subsets)  # one job a subset
+        assert walls["attest"]["core_hours"] > walls["validate"]["core_hours"] > 0  # decoding costs more

@@ -7,12 +7,13 @@ Wall time is a list-scheduling estimate: the jobs, longest predicted first, each
 it holds (its threads, at most N) are free. Locally a job starts the moment cores free up; on SLURM each job
 also waits allocation.SLURM_JOB_SECONDS for the scheduler to start it and its environment to load, and the
 jobs predicted under allocation.GROUP_BELOW_SECONDS go in groups of allocation.GROUP_JOBS (one wait for the
-group, its jobs side by side: profiles/slurm). The raw checks and the validation run before and after the
-conversions: their walls are added."""
+group, its jobs side by side: profiles/slurm). The conversions' figures are the budget's; each budget also
+holds every stage's (`stages`: the raw checks, the conversions, the validation, the fingerprints, stages.py),
+which run in turn: a whole build's wall time is about their sum."""
 
 from __future__ import annotations
 
-from preprocess.sizing import allocation, shards
+from preprocess.sizing import allocation, shards, stages
 from preprocess.sizing.estimate import at_target
 from preprocess.sizing.schedule import slurm_wall_seconds, wall_seconds
 
@@ -21,22 +22,24 @@ def _jobs(estimates) -> list[tuple[float, int]]:
     return [(seconds, e.threads) for e in estimates for seconds in e.job_seconds()]
 
 
+STAGES = ("check", "convert", "validate", "attest")  # in turn: each waits for the one before
+
+
 def _walls(estimates, cores: int) -> dict:
-    """Local and SLURM wall seconds of the stages in turn (check, convert, validate, attest: each waits for
-    the one before), and each one's lower bound."""
-    found = {"local": 0.0, "slurm": 0.0, "local_bound": 0.0, "slurm_bound": 0.0}
-    for stage in ("check", "convert", "validate", "attest"):
-        chosen = [e for e in estimates if e.stage == stage]
-        if not chosen:
-            continue
-        jobs = _jobs(chosen)
-        work = sum(seconds * threads for seconds, threads in jobs)
-        longest = max((e.startup_seconds + e.item_seconds for e in chosen if e.items), default=0.0)
-        found["local"] += wall_seconds(jobs, cores)
-        found["slurm"] += slurm_wall_seconds(jobs, cores)
-        found["local_bound"] += allocation.lower_bound(work, longest, cores)
-        found["slurm_bound"] += allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS)
-    return found
+    """Of one stage's estimates: its jobs, core-hours, longest predicted job (seconds), and its local and SLURM
+    wall hours next to their lower bounds."""
+    jobs = _jobs(estimates)
+    work = sum(seconds * threads for seconds, threads in jobs)
+    longest = max((e.startup_seconds + e.item_seconds for e in estimates if e.items), default=0.0)
+    return {
+        "jobs": len(jobs),
+        "core_hours": sum(e.core_hours for e in estimates),
+        "longest_job_seconds": max((seconds for seconds, _ in jobs), default=0.0),
+        "local": wall_seconds(jobs, cores) / 3600,
+        "slurm": slurm_wall_seconds(jobs, cores) / 3600,
+        "local_bound": allocation.lower_bound(work, longest, cores) / 3600,
+        "slurm_bound": allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS) / 3600,
+    }
 
 
 def target_for(estimates, cores: int | None, configured: int | None = None) -> float:
@@ -55,21 +58,28 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
         for n in cores:
             target = target_for(chosen, n, configured)  # the cut of a build of these splits, as the workflow's
             cut = [at_target(e, target) for e in chosen]
-            memory = max(cut, key=lambda e: e.mem_mb, default=None)
-            longest = max(cut, key=lambda e: e.runtime, default=None)
+            converted = [e for e in cut if e.stage == "convert"]
+            by_stage = {"convert": converted, "validate": [], "attest": []}
+            by_stage["check"] = [e for e in cut if e.stage == "check"]
+            for e in stages.subset_estimates(converted):
+                by_stage[e.stage].append(e)
+            walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage[stage]}
+            memory = max(converted, key=lambda e: e.mem_mb, default=None)
+            longest = max(converted, key=lambda e: e.runtime, default=None)
             found.append(
                 {
                     "splits": name,
                     "cores": n,
                     "target_seconds": target,
-                    "jobs": sum(e.jobs for e in cut),
-                    "core_hours": sum(e.core_hours for e in cut),
-                    "bytes": sum(e.bytes for e in cut if e.stage == "convert"),
+                    "jobs": sum(e.jobs for e in converted),
+                    "core_hours": sum(e.core_hours for e in converted),
+                    "bytes": sum(e.bytes for e in converted),
                     "largest_mem_mb": memory.mem_mb if memory else 0,
                     "largest_mem_job": f"{memory.subset}/{memory.conversion}" if memory else "",
                     "longest_runtime": longest.runtime if longest else 0,
                     "longest_runtime_job": f"{longest.subset}/{longest.conversion}" if longest else "",
-                    **{key: seconds / 3600 for key, seconds in _walls(cut, n).items()},
+                    **{key: walls["convert"][key] for key in ("local", "slurm", "local_bound", "slurm_bound")},
+                    "stages": walls,  # every stage, the conversions too
                 }
             )
     return found

@@ -64,4 +64,35 @@ def budget_table(budgets: list[dict]) -> str:
         ]
         for b in budgets
     ]
-    return tables.render(headers, body)
+    return tables.render(headers, body) + "\n\n" + stage_table(budgets)
+
+
+def stage_table(budgets: list[dict]) -> str:
+    """Every stage of the build (raw checks, conversions, validation, fingerprints) per split group: its jobs,
+    core-hours and longest job, and its wall on each core count (local / SLURM, SLURM's bound), then all of
+    them in turn."""
+    cores = sorted({b["cores"] for b in budgets})
+    headers = ["stage", "splits", "jobs", "core-hours", "longest job min"]
+    headers += [f"wall min, {n:,} cores: local / SLURM (bound)" for n in cores]
+    body = []
+    for splits in dict.fromkeys(b["splits"] for b in budgets):
+        at = {b["cores"]: b["stages"] for b in budgets if b["splits"] == splits}
+        first = at[cores[0]]
+        for stage in [*first, "whole build"]:
+            rows = {n: list(at[n].values()) if stage == "whole build" else [at[n][stage]] for n in cores}
+            one = rows[cores[0]]
+            body.append(
+                [
+                    stage,
+                    splits,
+                    f"{sum(r['jobs'] for r in one):,}",
+                    f"{sum(r['core_hours'] for r in one):,.1f}",
+                    f"{max(r['longest_job_seconds'] for r in one) / 60:,.1f}",
+                    *[
+                        f"{sum(r['local'] for r in rows[n]) * 60:,.1f} / {sum(r['slurm'] for r in rows[n]) * 60:,.1f} "
+                        f"({sum(r['slurm_bound'] for r in rows[n]) * 60:,.1f})"
+                        for n in cores
+                    ],
+                ]
+            )
+    return "every stage, in turn (preprocess/sizing/stages.py):\n" + tables.render(headers, body)
