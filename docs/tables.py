@@ -45,7 +45,7 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "naming": naming_table(registry),
         "real-sizes": real_sizes_table(registry),
         "item-costs": item_costs_table(),
-        "budget": budget_table(),
+        **dict(zip(("budget", "stages"), budget_tables(), strict=True)),
     }
     return {name: str(value) for name, value in counts.items()}, tables
 
@@ -82,9 +82,10 @@ def item_costs_table() -> str:
     return "\n".join(lines)
 
 
-def budget_table() -> str:
+def budget_tables() -> tuple[str, str]:
     """The whole benchmark's budget at the registry's full counts (nothing downloaded, every split), as `medheb
-    plan --cores 32 256 1024` prints it: per split group and core count, each wall next to its lower bound."""
+    plan --cores 32 256 1024` prints it: per split group and core count, each wall next to its lower bound; then
+    every stage's (raw checks, conversions, validation, fingerprints)."""
     import os
     import tempfile
 
@@ -110,7 +111,8 @@ def budget_table() -> str:
         "| wall min, local (bound) | wall min, SLURM (bound) |",
         "|---|---:|---:|---:|---:|---|---|---:|---:|",
     ]
-    for b in budget.totals(found, [32, 256, 1024]):
+    budgets = budget.totals(found, [32, 256, 1024])
+    for b in budgets:
         lines.append(
             f"| {b['splits']} | {b['cores']:,} | {b['jobs']:,} | {b['core_hours']:,.1f} | {size(b['bytes'])} "
             f"| {b['largest_mem_mb']:,} MB ({b['largest_mem_job']}) "
@@ -118,6 +120,26 @@ def budget_table() -> str:
             f"| {b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f}) "
             f"| {b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f}) |"
         )
+    return "\n".join(lines), stage_lines(budgets)
+
+
+def stage_lines(budgets: list[dict]) -> str:
+    lines = [
+        "| stage | splits | jobs | core-hours | longest job, min | wall min at 32 / 256 / 1,024 cores, SLURM (bound) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for b in budgets:
+        if b["cores"] != 32:
+            continue
+        at = {n["cores"]: n["stages"] for n in budgets if n["splits"] == b["splits"]}
+        for stage, one in b["stages"].items():
+            walls = " / ".join(
+                f"{at[n][stage]['slurm'] * 60:,.1f} ({at[n][stage]['slurm_bound'] * 60:,.1f})" for n in sorted(at)
+            )
+            lines.append(
+                f"| {stage} | {b['splits']} | {one['jobs']:,} | {one['core_hours']:,.1f} "
+                f"| {one['longest_job_seconds'] / 60:,.1f} | {walls} |"
+            )
     return "\n".join(lines)
 
 
