@@ -54,6 +54,8 @@ def test_plan_with_nothing_downloaded_counts_every_subset_at_the_readmes_totals(
     done = _plan(tmp_path, *empty, "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
+    assert {row["stage"] for row in rows} == {"convert", "check"}  # the raw checks: one row a source
+    rows = [row for row in rows if row["stage"] == "convert"]
     assert {row["counted"] for row in rows} == {"registry"}  # nothing there: every figure is the registry's
     items: dict[tuple[str, str], int] = {}
     for row in rows:
