@@ -867,7 +867,9 @@ def _args_convert(p) -> None:
 
 def _args_plan(p) -> None:
     _data_options(p)
-    p.add_argument("--json", action="store_true", help="one object per conversion (and per raw check) instead of the table")
+    p.add_argument(
+        "--json", action="store_true", help="one object per conversion (and per raw check) instead of the table"
+    )
     p.add_argument(
         "--cores",
         type=int,
