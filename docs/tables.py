@@ -45,6 +45,7 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "naming": naming_table(registry),
         "real-sizes": real_sizes_table(registry),
         "item-costs": item_costs_table(),
+        **dict(zip(("budget", "stages"), budget_tables(), strict=True)),
     }
     return {name: str(value) for name, value in counts.items()}, tables
 
@@ -78,6 +79,67 @@ def item_costs_table() -> str:
             f"| `{key}`{stand_in} | {cost['seconds']:g} | {cost['startup_seconds']:g} | {cost['bytes']:,} "
             f"| {cost['files']:g} | {small}: {low} | {large}: {high} | {high / low:.2f} |"
         )
+    return "\n".join(lines)
+
+
+def budget_tables() -> tuple[str, str]:
+    """The whole benchmark's budget at the registry's full counts (nothing downloaded, every split), as `medheb
+    plan --cores 32 256 1024` prints it: per split group and core count, each wall next to its lower bound; then
+    every stage's (raw checks, conversions, validation, fingerprints)."""
+    import os
+    import tempfile
+
+    from preprocess.pipeline.sizing import estimate_build
+    from preprocess.registry.config import settings_from_dict
+    from preprocess.sizing import budget
+    from preprocess.sizing.report import size
+
+    extra = os.environ.pop("MEDHEB_EXTRA_REGISTRY", None)  # the shipped registry alone
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            raw, data = Path(folder, "raw"), Path(folder, "data")
+            raw.mkdir()
+            data.mkdir()
+            values = {"raw_root": str(raw), "data_basedir": str(data), "subsets": "all", "splits": "all"}
+            settings = settings_from_dict(values)
+            found = estimate_build(settings, settings.registry())
+    finally:
+        if extra is not None:
+            os.environ["MEDHEB_EXTRA_REGISTRY"] = extra
+    lines = [
+        "| splits | cores | jobs | core-hours | disk | largest job memory | longest job runtime (declared) "
+        "| wall min, local (bound) | wall min, SLURM (bound) |",
+        "|---|---:|---:|---:|---:|---|---|---:|---:|",
+    ]
+    budgets = budget.totals(found, [32, 256, 1024])
+    for b in budgets:
+        lines.append(
+            f"| {b['splits']} | {b['cores']:,} | {b['jobs']:,} | {b['core_hours']:,.1f} | {size(b['bytes'])} "
+            f"| {b['largest_mem_mb']:,} MB ({b['largest_mem_job']}) "
+            f"| {b['longest_runtime']:,} min ({b['longest_runtime_job']}) "
+            f"| {b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f}) "
+            f"| {b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f}) |"
+        )
+    return "\n".join(lines), stage_lines(budgets)
+
+
+def stage_lines(budgets: list[dict]) -> str:
+    lines = [
+        "| stage | splits | jobs | core-hours | longest job, min | wall min at 32 / 256 / 1,024 cores, SLURM (bound) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for b in budgets:
+        if b["cores"] != 32:
+            continue
+        at = {n["cores"]: n["stages"] for n in budgets if n["splits"] == b["splits"]}
+        for stage, one in b["stages"].items():
+            walls = " / ".join(
+                f"{at[n][stage]['slurm'] * 60:,.1f} ({at[n][stage]['slurm_bound'] * 60:,.1f})" for n in sorted(at)
+            )
+            lines.append(
+                f"| {stage} | {b['splits']} | {one['jobs']:,} | {one['core_hours']:,.1f} "
+                f"| {one['longest_job_seconds'] / 60:,.1f} | {walls} |"
+            )
     return "\n".join(lines)
 
 

@@ -108,14 +108,14 @@ def test_plan_command_plans_a_full_size_raw_root(full_size, tmp_path):
     assert any(line.startswith("total ") and line.endswith("what will be built") for line in table)
     # the budget of the whole selection: test, then every split; wall time on 1, 32 and 256 cores
     budget = lines[lines.index(table[-1]) + 3 :]
-    assert budget[0].split("  ")[0] == "splits" and "wall h, 256 cores (local / SLURM)" in budget[0]
-    rows = {line.split()[0]: line for line in budget[2:4]}
-    assert list(rows) == ["test", "all"]
-    for row in rows.values():
-        walls = [float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) / [\d,.]+", row)]
+    assert budget[0].split("  ")[0] == "splits" and "wall min SLURM (bound)" in budget[0]
+    rows = [line.split() for line in budget[2:8]]
+    assert [row[:2] for row in rows] == [[s, n] for s in ("test", "all") for n in ("1", "32", "256")]
+    for splits in ("test", "all"):
+        walls = [float(row[-4].replace(",", "")) for row in rows if row[0] == splits]  # local, 1/32/256 cores
         assert len(walls) == 3 and walls[0] > walls[1] >= walls[2] > 0  # falls as the cores grow
-        hours = float(row.split()[2].replace(",", ""))
-        assert walls[0] >= hours / 4  # one core (a job of 4 threads holds it alone) takes the work in turn
+        one = next(row for row in rows if row[:2] == [splits, "1"])
+        assert walls[0] >= float(one[3].replace(",", "")) * 60 / 2  # one core: a job of 2 threads holds it alone
 
 
 def test_train_split_is_cut_into_hour_long_jobs(full_size):

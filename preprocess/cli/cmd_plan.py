@@ -9,9 +9,16 @@ HELP = "estimate items, files, size, core-hours and jobs per subset and split"
 
 def arguments(p) -> None:
     data_options(p)
-    p.add_argument("--json", action="store_true", help="one object per conversion instead of the table")
     p.add_argument(
-        "--cores", type=int, nargs="+", default=[32, 256], metavar="N", help="wall time on N cores (default 32 256)"
+        "--json", action="store_true", help="one object per conversion (and per raw check) instead of the table"
+    )
+    p.add_argument(
+        "--cores",
+        type=int,
+        nargs="+",
+        default=[32, 256, 1024],
+        metavar="N",
+        help="wall time on N cores (default 32 256 1024)",
     )
 
 

@@ -11,9 +11,9 @@ from dataclasses import asdict, replace
 from preprocess.checks.plan import plan_subset
 from preprocess.checks.rawcheck import check_all
 from preprocess.errors import PreprocessError
-from preprocess.sizing import budget, report
+from preprocess.sizing import budget, report, stages
 from preprocess.sizing.costs import COSTS
-from preprocess.sizing.estimate import estimate, planned_conversions
+from preprocess.sizing.estimate import at_target, estimate, planned_conversions
 
 
 def raw_plans(settings, registry, results=None) -> dict:
@@ -38,12 +38,14 @@ def planned_items(registry, settings, subset, conversion) -> int | None:
         return None
 
 
-def estimate_build(settings, registry, conversions=None, costs=None, results=None) -> list:
+def estimate_build(settings, registry, conversions=None, costs=None, results=None, cores=None) -> list:
     """The estimates of the configured build (or of `conversions`): buildable subsets counted by their own
-    plans, the others at the registry's counts."""
+    plans, the others at the registry's counts; its conversions cut for `cores` (the config's `cores:` wins;
+    neither: jobs of up to an hour). The configured build's stages besides (the raw checks, the validation,
+    the fingerprints: stages.py), not those of `conversions` alone."""
     plans = raw_plans(settings, registry, results)
     chosen = planned_conversions(settings, registry) if conversions is None else conversions
-    return estimate(
+    found = estimate(
         settings,
         registry,
         chosen,
@@ -51,12 +53,18 @@ def estimate_build(settings, registry, conversions=None, costs=None, results=Non
         plans=plans,
         planned_items=lambda subset, conversion: planned_items(registry, settings, subset, conversion),
     )
+    if settings.cores or cores:
+        target = budget.target_for(found, cores, settings.cores)
+        found = [at_target(e, target) for e in found]
+    if conversions is None:
+        found += stages.estimate_stages(settings, registry, found, plans)
+    return found
 
 
-def print_plan(settings, registry, results=None, cores=(32, 256), as_json: bool = False, started=None) -> None:
+def print_plan(settings, registry, results=None, cores=(32, 256, 1024), as_json: bool = False, started=None) -> None:
     """`plan`: the estimates of the configured build as a table with the wall time on each of `cores`, or
     as JSON; `started` (time.monotonic()) is when the command began, for the time it took."""
-    found = estimate_build(settings, registry, results=results)
+    found = estimate_build(settings, registry, results=results, cores=cores[0])
     if as_json:
         print(json.dumps([asdict(e) for e in found], indent=1))
         return

@@ -13,7 +13,7 @@ from preprocess.pipeline.settings import workflow_settings
 from preprocess.registry import layout, releasenames, splits
 from preprocess.registry.config import check_config
 from preprocess.registry.model import GROUPS
-from preprocess.sizing import shards
+from preprocess.sizing import allocation, shards
 from preprocess.sizing.resources import rule_resources
 
 RESULTS = layout.RESULTS
@@ -23,10 +23,12 @@ RESULTS = layout.RESULTS
 __all__ = [
     "GROUPS",
     "RESULTS",
+    "build_target",
     "built_conversions",
     "check_config",
     "checked_sources",
     "count_shards",
+    "job_group",
     "job_resources",
     "layout",
     "raw_fingerprint",
@@ -54,9 +56,20 @@ def built_conversions(settings, subset) -> list:
     return splits.conversions(settings, subset)
 
 
-def count_shards(settings, registry, subset, conversion) -> int:
-    """Jobs for one conversion (sizing/shards.py)."""
-    return shards.shard_count(settings, registry, subset, conversion)
+def build_target(settings, registry, cores: int | None) -> float:
+    """The seconds the build's conversions are cut to on `cores` (sizing/allocation.py)."""
+    return shards.build_target(settings, registry, cores)
+
+
+def count_shards(settings, registry, subset, conversion, target: float | None = None) -> int:
+    """Jobs for one conversion, cut to `target` seconds (sizing/shards.py)."""
+    return shards.shard_count(settings, registry, subset, conversion, target=target)
+
+
+def job_group(settings, registry, subset, conversion, count: int) -> str | None:
+    """The SLURM job group of a conversion's jobs when it is cut into `count`: the short ones travel together."""
+    seconds = shards.job_seconds(settings, registry, subset, conversion, count)
+    return allocation.SMALL_JOBS if seconds < allocation.GROUP_BELOW_SECONDS else None
 
 
 def job_resources(settings, registry, subset, conversion, count: int):

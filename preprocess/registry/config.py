@@ -34,6 +34,7 @@ class Settings:
     orientation: object
     drr: dict
     shards: dict
+    cores: int | None  # the cores the build's jobs are cut for (preprocess/sizing/allocation.py); None: the run's
     progress_interval: float
     max_volume_voxels: int
     raw_root_given: bool = True  # False: a DATA_BASEDIR-only command filled raw_root in itself

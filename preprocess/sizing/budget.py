@@ -1,56 +1,85 @@
-"""The whole build's budget, from the per-conversion estimates (estimate.py): for the test
-split and for every split, its core-hours, disk, largest job (declared memory and runtime) and the wall time
-on N cores, locally (`snakemake --cores N`) and on a SLURM allocation of N cores.
+"""The whole build's budget, from the per-conversion and per-stage estimates (estimate.py, stages.py): for the
+test split and for every split, on each of N cores, its jobs (the conversions cut for those cores,
+allocation.py), core-hours, disk, largest job (declared memory and runtime) and the wall time, locally
+(`snakemake --cores N`) and on a SLURM allocation of N cores, each next to its lower bound.
 
 Wall time is a list-scheduling estimate: the jobs, longest predicted first, each start as soon as the cores
 it holds (its threads, at most N) are free. Locally a job starts the moment cores free up; on SLURM each job
-also waits SLURM_JOB_SECONDS for the scheduler to start it and its environment to load. The checks and the
-validation (minutes in all) are left out."""
+also waits allocation.SLURM_JOB_SECONDS for the scheduler to start it and its environment to load, and the
+jobs predicted under allocation.GROUP_BELOW_SECONDS go in groups of allocation.GROUP_JOBS (one wait for the
+group, its jobs side by side: profiles/slurm). The conversions' figures are the budget's; each budget also
+holds every stage's (`stages`: the raw checks, the conversions, the validation, the fingerprints, stages.py),
+which run in turn: a whole build's wall time is about their sum."""
 
 from __future__ import annotations
 
-import heapq
-
-SLURM_JOB_SECONDS = 60  # per job: the scheduler's start and the job's environment, before its own start-up
-
-
-def wall_seconds(jobs: list[tuple[float, int]], cores: int, overhead: float = 0.0) -> float:
-    """Seconds until the last of `jobs` (predicted seconds, threads) ends on `cores`, longest first."""
-    free = [0.0] * cores  # when each core is next free
-    for seconds, threads in sorted(jobs, key=lambda job: -job[0]):
-        held = [heapq.heappop(free) for _ in range(min(threads, cores))]
-        ends = max(held) + overhead + seconds
-        for _ in held:
-            heapq.heappush(free, ends)
-    return max(free, default=0.0)
+from preprocess.sizing import allocation, shards, stages
+from preprocess.sizing.estimate import at_target
+from preprocess.sizing.schedule import slurm_wall_seconds, wall_seconds
 
 
 def _jobs(estimates) -> list[tuple[float, int]]:
     return [(seconds, e.threads) for e in estimates for seconds in e.job_seconds()]
 
 
-def totals(estimates, cores: list[int]) -> list[dict]:
-    """One budget per split group the estimates hold: test, and all (when there is more than test)."""
+STAGES = ("check", "convert", "validate", "attest")  # in turn: each waits for the one before
+
+
+def _walls(estimates, cores: int) -> dict:
+    """Of one stage's estimates: its jobs, core-hours, longest predicted job (seconds), and its local and SLURM
+    wall hours next to their lower bounds."""
+    jobs = _jobs(estimates)
+    work = sum(seconds * threads for seconds, threads in jobs)
+    longest = max((e.startup_seconds + e.item_seconds for e in estimates if e.items), default=0.0)
+    return {
+        "jobs": len(jobs),
+        "core_hours": sum(e.core_hours for e in estimates),
+        "longest_job_seconds": max((seconds for seconds, _ in jobs), default=0.0),
+        "local": wall_seconds(jobs, cores) / 3600,
+        "slurm": slurm_wall_seconds(jobs, cores) / 3600,
+        "local_bound": allocation.lower_bound(work, longest, cores) / 3600,
+        "slurm_bound": allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS) / 3600,
+    }
+
+
+def target_for(estimates, cores: int | None, configured: int | None = None) -> float:
+    """The seconds the conversions are cut to on `cores` (the config's `cores:` wins, as in the workflow)."""
+    return shards.choose_target([e.cutting for e in estimates if e.cutting is not None], configured or cores)
+
+
+def totals(estimates, cores: list[int], configured: int | None = None) -> list[dict]:
+    """One budget per split group the estimates hold (test, and all when there is more than test) and per
+    core count, the conversions cut for those cores."""
     groups = {"test": [e for e in estimates if e.split != "train"]}
     if any(e.split == "train" for e in estimates):
         groups["all"] = list(estimates)
     found = []
     for name, chosen in groups.items():
-        jobs = _jobs(chosen)
-        memory = max(chosen, key=lambda e: e.mem_mb, default=None)
-        longest = max(chosen, key=lambda e: e.runtime, default=None)
-        found.append(
-            {
-                "splits": name,
-                "jobs": len(jobs),
-                "core_hours": sum(e.core_hours for e in chosen),
-                "bytes": sum(e.bytes for e in chosen),
-                "largest_mem_mb": memory.mem_mb if memory else 0,
-                "largest_mem_job": f"{memory.subset}/{memory.conversion}" if memory else "",
-                "longest_runtime": longest.runtime if longest else 0,
-                "longest_runtime_job": f"{longest.subset}/{longest.conversion}" if longest else "",
-                "wall_hours": {n: wall_seconds(jobs, n) / 3600 for n in cores},
-                "slurm_wall_hours": {n: wall_seconds(jobs, n, SLURM_JOB_SECONDS) / 3600 for n in cores},
-            }
-        )
+        for n in cores:
+            target = target_for(chosen, n, configured)  # the cut of a build of these splits, as the workflow's
+            cut = [at_target(e, target) for e in chosen]
+            converted = [e for e in cut if e.stage == "convert"]
+            by_stage = {"convert": converted, "validate": [], "attest": []}
+            by_stage["check"] = [e for e in cut if e.stage == "check"]
+            for e in stages.subset_estimates(converted):
+                by_stage[e.stage].append(e)
+            walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage[stage]}
+            memory = max(converted, key=lambda e: e.mem_mb, default=None)
+            longest = max(converted, key=lambda e: e.runtime, default=None)
+            found.append(
+                {
+                    "splits": name,
+                    "cores": n,
+                    "target_seconds": target,
+                    "jobs": sum(e.jobs for e in converted),
+                    "core_hours": sum(e.core_hours for e in converted),
+                    "bytes": sum(e.bytes for e in converted),
+                    "largest_mem_mb": memory.mem_mb if memory else 0,
+                    "largest_mem_job": f"{memory.subset}/{memory.conversion}" if memory else "",
+                    "longest_runtime": longest.runtime if longest else 0,
+                    "longest_runtime_job": f"{longest.subset}/{longest.conversion}" if longest else "",
+                    **{key: walls["convert"][key] for key in ("local", "slurm", "local_bound", "slurm_bound")},
+                    "stages": walls,  # every stage, the conversions too
+                }
+            )
     return found

@@ -7,13 +7,13 @@ registry's full count, so that nothing downloaded still plans the whole benchmar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from preprocess.registry import splits
-from preprocess.sizing import resources
+from preprocess.sizing import resources, shards
 from preprocess.sizing.costs import Cost, cost_of, load_costs
 from preprocess.sizing.counts import RAW_ROOT, counted_items
-from preprocess.sizing.shards import ceiling, jobs_for
+from preprocess.sizing.shards import Cutting
 
 
 @dataclass
@@ -34,6 +34,8 @@ class Estimate:
     startup_seconds: float = 0.0  # predicted: a job's start-up ...
     item_seconds: float = 0.0  # ... and each item on the job's threads
     counted: str = ""  # where its items were counted: raw root, release records or registry (counts.py)
+    stage: str = "convert"  # or check, validate, attest (stages.py)
+    cutting: Cutting | None = field(default=None, repr=False)  # to cut it again for other cores (at_target)
 
     def job_seconds(self) -> list[float]:
         """Predicted seconds of each of its jobs (shard i holds the items at positions i modulo jobs)."""
@@ -43,13 +45,26 @@ class Estimate:
         return [self.startup_seconds + n * self.item_seconds for n in sizes]
 
 
+def at_target(e: Estimate, target: float | None) -> Estimate:
+    """The estimate of a conversion cut into jobs of at most `target` seconds (None: an hour; a stage's
+    estimate, which has no cutting, as it is): its jobs, core-hours and the declared resources of its largest."""
+    c = e.cutting
+    if c is None:
+        return e
+    jobs = c.jobs(target)
+    largest = resources.for_items(c.cost, resources.shard_items(c.items, jobs), c.threads, c.speedup)  # declared
+    hours = c.threads * (jobs * c.cost.startup_seconds + e.items * c.cost.seconds / c.speedup) / 3600
+    return replace(e, jobs=jobs, core_hours=hours, mem_mb=largest.mem_mb, runtime=largest.runtime)
+
+
 def estimate(
-    settings, registry, conversions, costs: dict[str, Cost] | None = None, plans=None, planned_items=None
+    settings, registry, conversions, costs: dict[str, Cost] | None = None, plans=None, planned_items=None, target=None
 ) -> list[Estimate]:
-    """One estimate per (subset, conversion) pair of `conversions` that converts anything; with `plans` (what
-    a build would do with each subset, by key) every estimate says whether its subset is buildable, and with
-    `planned_items(subset, conversion)` (None: not known) the items of a buildable subset's test conversions
-    are those its own plan counts."""
+    """One estimate per (subset, conversion) pair of `conversions` that converts anything, cut into jobs of at
+    most `target` seconds (shards.build_target; None: an hour); with `plans` (what a build would do with each
+    subset, by key) every estimate says whether its subset is buildable, and with `planned_items(subset,
+    conversion)` (None: not known) the items of a buildable subset's test conversions are those its own plan
+    counts."""
     costs = costs or load_costs()
     found = []
     for subset, conversion in conversions:
@@ -65,37 +80,13 @@ def estimate(
         where = RAW_ROOT if items is not None else cheap.counted  # its own plan read the raw data
         if items is None:
             items = cheap.items
-        jobs = jobs_for(  # cut from the cheap count, as the workflow cuts it
-            settings,
-            registry,
-            subset,
-            conversion,
-            cheap.items,
-            cost,
-            ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir),
-        )
         threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
-        largest = resources.for_items(cost, resources.shard_items(cheap.items, jobs), threads, speedup)  # declared
-        found.append(
-            Estimate(
-                subset.key,
-                conversion.name,
-                conversion.split,
-                items,
-                round(items * cost.files),
-                round(items * cost.bytes),
-                threads * (jobs * cost.startup_seconds + items * cost.seconds / speedup) / 3600,
-                jobs,
-                buildable,
-                "" if buildable else plan.reason,
-                threads,
-                largest.mem_mb,
-                largest.runtime,
-                cost.startup_seconds,
-                cost.seconds / speedup,
-                where,
-            )
-        )
+        cutting = shards.cutting(settings, registry, subset, conversion, cost, cheap.items)
+        blank = Estimate(subset.key, conversion.name, conversion.split, items, round(items * cost.files),
+                         round(items * cost.bytes), 0.0, 0, buildable, "" if buildable else plan.reason, threads,
+                         startup_seconds=cost.startup_seconds, item_seconds=cost.seconds / speedup, counted=where,
+                         cutting=cutting)  # fmt: skip
+        found.append(at_target(blank, target))
     return found
 
 

@@ -53,20 +53,53 @@ def _cells(row) -> list[str]:
 
 
 def budget_table(budgets: list[dict]) -> str:
-    """The budgets as a table: one row per split group."""
-    cores = list(budgets[0]["wall_hours"]) if budgets else []
-    headers = ["splits", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
-    headers += [f"wall h, {n} cores (local / SLURM)" for n in cores]
+    """The budgets as a table: one row per split group and core count, each wall (minutes) next to its lower
+    bound."""
+    headers = ["splits", "cores", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
+    headers += ["wall min local (bound)", "wall min SLURM (bound)"]
     body = [
         [
             b["splits"],
+            f"{b['cores']:,}",
             f"{b['jobs']:,}",
             f"{b['core_hours']:,.1f}",
             size(b["bytes"]),
             f"{b['largest_mem_mb']:,} MB ({b['largest_mem_job']})",
             f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
-            *[f"{b['wall_hours'][n]:,.2f} / {b['slurm_wall_hours'][n]:,.2f}" for n in cores],
+            f"{b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f})",
+            f"{b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f})",
         ]
         for b in budgets
     ]
-    return tables.render(headers, body)
+    return tables.render(headers, body) + "\n\n" + stage_table(budgets)
+
+
+def stage_table(budgets: list[dict]) -> str:
+    """Every stage of the build (raw checks, conversions, validation, fingerprints) per split group: its jobs,
+    core-hours and longest job, and its wall on each core count (local / SLURM, SLURM's bound), then all of
+    them in turn."""
+    cores = sorted({b["cores"] for b in budgets})
+    headers = ["stage", "splits", "jobs", "core-hours", "longest job min"]
+    headers += [f"wall min, {n:,} cores: local / SLURM (bound)" for n in cores]
+    body = []
+    for splits in dict.fromkeys(b["splits"] for b in budgets):
+        at = {b["cores"]: b["stages"] for b in budgets if b["splits"] == splits}
+        first = at[cores[0]]
+        for stage in [*first, "whole build"]:
+            rows = {n: list(at[n].values()) if stage == "whole build" else [at[n][stage]] for n in cores}
+            one = rows[cores[0]]
+            body.append(
+                [
+                    stage,
+                    splits,
+                    f"{sum(r['jobs'] for r in one):,}",
+                    f"{sum(r['core_hours'] for r in one):,.1f}",
+                    f"{max(r['longest_job_seconds'] for r in one) / 60:,.1f}",
+                    *[
+                        f"{sum(r['local'] for r in rows[n]) * 60:,.1f} / {sum(r['slurm'] for r in rows[n]) * 60:,.1f} "
+                        f"({sum(r['slurm_bound'] for r in rows[n]) * 60:,.1f})"
+                        for n in cores
+                    ],
+                ]
+            )
+    return "every stage, in turn (preprocess/sizing/stages.py):\n" + tables.render(headers, body)

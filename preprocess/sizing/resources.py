@@ -1,17 +1,18 @@
 """What one convert job asks SLURM (or the local scheduler) for, from what its shard holds: its items times the
 measured per-item cost of preprocess/registry/costs.yaml, plus the job's start-up, times a safety factor; its
 memory from the measured peak RSS at two job sizes. The same model cuts a conversion, test or train, into as
-many shards as keep each job's predicted time under JOB_SECONDS and its memory under MEM_TARGET_MB. Called
-by the workflow (workflow/rules/*.smk) and by `python -m preprocess plan`; the rules that convert nothing
-declare the fixed resources of RULES.
+many shards as keep each job's predicted time under a target (allocation.py: from the cores, at most
+JOB_SECONDS) and its memory under MEM_TARGET_MB. Called by the workflow (workflow/rules/*.smk) and by
+`python -m preprocess plan`; the rules that convert nothing declare the fixed resources of RULES.
 
     runtime (minutes) = max(RUNTIME_FLOOR, ceil((startup + items x seconds / speedup) x SAFETY / 60)) x attempt
     mem_mb            = ceil(peak(items) x threads x MEM_FACTOR + MEM_BASE_MB) x attempt
 
 `threads` and `speedup` (how much faster the job's threads run it than one core; measured, docs/benchmarks.md)
-are the kind's, in kinds.yaml. peak(items) is one process's peak: the larger of the two measured peaks when
-they are flat (a rise within MEM_NOISE), else the line through them. A job of N threads runs N processes
-(forked helpers), each counted whole: Snakemake's benchmark files and a cgroup both see about that."""
+are the kind's, in kinds.yaml, where its second core pays (kind_threads: PAYS), else one thread. peak(items)
+is one process's peak: the larger of the two measured peaks when they are flat (a rise within MEM_NOISE), else
+the line through them. A job of N threads runs N processes (forked helpers), each counted whole: Snakemake's
+benchmark files and a cgroup both see about that."""
 
 from __future__ import annotations
 
@@ -40,10 +41,19 @@ class Resources:
         return Resources(self.threads, self.mem_mb * attempt, self.runtime * attempt)
 
 
+# A job holds more than one core only where its measured speed-up keeps each core this busy: 2 threads need
+# 1.5x. A core held idle is a core another job of a cluster allocation cannot have.
+PAYS = 0.75
+
+
 def kind_threads(kind) -> tuple[int, float]:
-    """(threads, speedup) of a kind's jobs, from kinds.yaml's `resources` (speedup 1: no gain assumed)."""
+    """(threads, speedup) of a kind's jobs, from kinds.yaml's `resources` (speedup 1: no gain assumed): its
+    threads where their measured speed-up pays for them (speedup / threads >= PAYS), else one thread."""
     threads = int(kind.resources.get("threads", 1))
-    return threads, float(kind.resources.get("speedup", 1.0))
+    speedup = float(kind.resources.get("speedup", 1.0))
+    if threads > 1 and speedup / threads < PAYS:
+        return 1, 1.0
+    return threads, speedup
 
 
 def peak_mb(cost, items: int) -> float:
@@ -76,9 +86,10 @@ def for_items(cost, items: int, threads: int = 1, speedup: float = 1.0) -> Resou
     return Resources(threads, mem_mb, runtime)
 
 
-def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0) -> int:
-    """The fewest shards that keep each job under JOB_SECONDS and its declared memory under MEM_TARGET_MB."""
-    work = JOB_SECONDS - cost.startup_seconds
+def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0, target: float = JOB_SECONDS) -> int:
+    """The fewest shards that keep each job's predicted seconds under `target` (at most JOB_SECONDS) and its
+    declared memory under MEM_TARGET_MB."""
+    work = min(target, JOB_SECONDS) - cost.startup_seconds
     shards = max(1, math.ceil(items * cost.seconds / speedup / work)) if work > 0 else items
     while shards < items and for_items(cost, shard_items(items, shards), threads).mem_mb > MEM_TARGET_MB:
         shards *= 2  # only where memory grows with the items: doubling reaches the bound in a few steps

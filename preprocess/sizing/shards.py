@@ -1,32 +1,41 @@
 """How many jobs a conversion is cut into, and what its largest job declares: the config's count for it or its
-subset, else the registry's, raised until every job's predicted time stays under resources.JOB_SECONDS and its
-memory under resources.MEM_TARGET_MB."""
+subset, else the registry's, raised until every job's predicted time stays under the build's target
+(allocation.py: from the cores it runs on) and its memory under resources.MEM_TARGET_MB."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.sizing import resources
+from preprocess.registry import splits
+from preprocess.sizing import allocation, resources, schedule
 from preprocess.sizing.costs import Cost, cost_of, load_costs
 from preprocess.sizing.counts import count_items
 
 
-def _named(settings, subset, conversion) -> int | None:
+def named(settings, subset, conversion) -> int | None:
     return settings.shards.get(f"{subset.key}/{conversion.name}", settings.shards.get(subset.key))
 
 
-def jobs_for(settings, registry, subset, conversion, items: int, cost: Cost, ceiling: int = 0) -> int:
-    """The config's count for the conversion or its subset, else the registry's, raised to as many as keep
-    each job under resources.JOB_SECONDS (and its memory under resources.MEM_TARGET_MB). Never more jobs than
-    `ceiling` (the most items it can have, counts.py): a job beyond them would have nothing to build
-    (`shards: 100000` for two images makes two jobs)."""
-    named = _named(settings, subset, conversion)
+def cut(named: int | None, least: int, items: int, cost: Cost, threads: int, speedup: float, most: int, target=None):
+    """Jobs of a conversion: `named` (the config's count) if given, else the fewest that keep each job under
+    `target` seconds (default resources.JOB_SECONDS; and its memory under resources.MEM_TARGET_MB), never
+    fewer than `least` (the registry's); never more than `most` (the most items it can have, counts.py): a
+    job beyond them would have nothing to build (`shards: 100000` for two images makes two jobs)."""
     if named is not None:
         jobs = named
     else:
-        threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
-        jobs = max(conversion.shards, resources.shards_for(items, cost, threads, speedup))
-    return min(jobs, ceiling) if ceiling > 0 else jobs
+        target = resources.JOB_SECONDS if target is None else target
+        jobs = max(least, resources.shards_for(items, cost, threads, speedup, target))
+    return min(jobs, most) if most > 0 else jobs
+
+
+def jobs_for(settings, registry, subset, conversion, items: int, cost: Cost, ceiling: int = 0, target=None) -> int:
+    """The config's count for the conversion or its subset, else the registry's, raised to as many as keep
+    each job under `target` seconds (cut)."""
+    threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
+    count = named(settings, subset, conversion)
+    return cut(count, conversion.shards, items, cost, threads, speedup, ceiling, target)
 
 
 def ceiling(registry, raw_root: Path, subset, conversion, *, data_basedir: Path | None = None) -> int:
@@ -35,16 +44,85 @@ def ceiling(registry, raw_root: Path, subset, conversion, *, data_basedir: Path 
     return count_items(registry, raw_root, subset, conversion, data_basedir=data_basedir, most=True)
 
 
-def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None) -> int:
-    """Jobs for one conversion, as the workflow cuts it (its items counted cheaply in the raw root, unless the
-    config names its count)."""
-    named = _named(settings, subset, conversion)
-    if named is not None and named <= 1:
-        return named
+@dataclass(frozen=True)
+class Cutting:
+    """What cutting a conversion into jobs takes, whatever the cores: its cost, its items counted cheaply (as
+    the workflow counts them), the most it can have, the config's count and the registry's, its threads."""
+
+    cost: Cost
+    items: int
+    most: int
+    named: int | None
+    least: int
+    threads: int
+    speedup: float
+
+    @property
+    def work(self) -> float:
+        """Core-seconds of its items on its threads (start-ups left out: they follow the cut)."""
+        return self.threads * self.items * self.cost.seconds / self.speedup
+
+    def jobs(self, target: float | None) -> int:
+        return cut(self.named, self.least, self.items, self.cost, self.threads, self.speedup, self.most, target)
+
+    def job_list(self, target: float | None) -> list[tuple[float, int]]:
+        """(predicted seconds, threads) of each of its jobs cut to `target` (shard i holds the items at positions
+        i modulo the jobs)."""
+        jobs = max(1, self.jobs(target))
+        sizes = [self.items // jobs + (1 if shard < self.items % jobs else 0) for shard in range(jobs)]
+        return [(resources.job_seconds(self.cost, n, self.speedup), self.threads) for n in sizes]
+
+
+def cutting(settings, registry, subset, conversion, cost: Cost, items: int) -> Cutting:
+    threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
+    most = ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
+    return Cutting(cost, items, most, named(settings, subset, conversion), conversion.shards, threads, speedup)
+
+
+def cuttings(settings, registry, costs: dict[str, Cost] | None = None) -> list[Cutting]:
+    """Of every conversion the configured build runs (its selected subsets and splits, downloaded or not: the
+    build the allocation is for), their items counted cheaply."""
+    costs = costs or load_costs()
+    found = []
+    for subset in registry.select(settings.subsets):
+        for conversion in splits.conversions(settings, subset):
+            if registry.kinds[conversion.kind].module is None:
+                continue
+            cost = cost_of(registry, subset, conversion, costs)
+            items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
+            found.append(cutting(settings, registry, subset, conversion, cost, items))
+    return found
+
+
+def choose_target(found: list[Cutting], cores: int | None) -> float:
+    """Of allocation.targets(...), the one whose cut the schedule predicts to end soonest on SLURM (the
+    per-job wait against the last wave's ragged end), the longer target on a tie; None cores: an hour."""
+    if not cores:
+        return float(resources.JOB_SECONDS)
+    work = sum(c.work for c in found)
+
+    def wall(target: float) -> float:
+        return schedule.slurm_wall_seconds([job for c in found for job in c.job_list(target)], cores)
+
+    return min(sorted(allocation.targets(work, cores), reverse=True), key=wall)
+
+
+def build_target(settings, registry, cores: int | None, costs=None) -> float:
+    """The seconds the build's jobs are cut to on `cores` (the config's `cores:` wins; neither: an hour)."""
+    cores = settings.cores or cores
+    return choose_target(cuttings(settings, registry, costs) if cores else [], cores)
+
+
+def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None, target=None) -> int:
+    """Jobs for one conversion, as the workflow cuts it to `target` seconds (build_target; default an hour),
+    its items counted cheaply in the raw root, unless the config names its count."""
+    count = named(settings, subset, conversion)
+    if count is not None and count <= 1:
+        return count
     cost = cost_of(registry, subset, conversion, costs or load_costs())
     items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
     most = ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
-    return jobs_for(settings, registry, subset, conversion, items, cost, most)
+    return jobs_for(settings, registry, subset, conversion, items, cost, most, target)
 
 
 def job_resources(settings, registry, subset, conversion, shards: int, attempt: int = 1, costs=None):
@@ -54,3 +132,11 @@ def job_resources(settings, registry, subset, conversion, shards: int, attempt: 
     items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
     threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
     return resources.for_items(cost, resources.shard_items(items, shards), threads, speedup).at(attempt)
+
+
+def job_seconds(settings, registry, subset, conversion, shards: int, costs=None) -> float:
+    """Predicted seconds of the largest job of a conversion cut into `shards` (the workflow's job groups)."""
+    cost = cost_of(registry, subset, conversion, costs or load_costs())
+    items = count_items(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
+    speedup = resources.kind_threads(registry.kinds[conversion.kind])[1]
+    return resources.job_seconds(cost, resources.shard_items(items, shards), speedup)

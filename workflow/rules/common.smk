@@ -10,9 +10,11 @@ from preprocess.errors import PreprocessError, stop_workflow
 from preprocess.pipeline.workflow import (
     GROUPS,
     RESULTS,
+    build_target,
     built_conversions,
     checked_sources,
     count_shards,
+    job_group,
     job_resources,
     layout,
     raw_fingerprint,
@@ -21,6 +23,7 @@ from preprocess.pipeline.workflow import (
     task_files,
     workflow_settings,
 )
+from snakemake.exceptions import WorkflowError
 
 try:  # before any job: a wrong folder is one clear message, not a missing source per source
     SETTINGS, REGISTRY = workflow_settings(config, RESULTS)
@@ -56,12 +59,28 @@ def subset_of(wildcards):
     return REGISTRY.subset(f"{wildcards.group}/{wildcards.folder}")
 
 
+def run_cores():
+    """The cores this run has: Snakemake's --cores, else its --jobs (a cluster profile gives no --cores: each
+    queued job is taken to hold about one core); None when neither is given."""
+    try:
+        return workflow.cores
+    except WorkflowError:  # no --cores
+        return workflow.nodes
+
+
+@functools.cache
+def job_target():
+    """The seconds the build's conversions are cut to (preprocess/sizing/allocation.py): from the config's
+    `cores:`, else this run's cores, and the whole configured build's work."""
+    return build_target(SETTINGS, REGISTRY, run_cores())
+
+
 @functools.cache
 def shard_count(subset, conversion):
     """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
-    that no job runs past sizing.resources.JOB_SECONDS (its items counted in the raw root).
+    that no job runs past the build's target (its items counted in the raw root).
     """
-    return count_shards(SETTINGS, REGISTRY, subset, conversion)
+    return count_shards(SETTINGS, REGISTRY, subset, conversion, job_target())
 
 
 def conversion_manifests(subset):
@@ -99,16 +118,26 @@ def release_files(wildcards):
 
 
 @functools.cache
-def first_attempt(subset, conversion):
-    """threads, mem_mb and runtime of a conversion's largest shard at the first attempt, from its items."""
-    count = shard_count(subset, conversion)
+def first_attempt(subset, conversion, count):
+    """threads, mem_mb and runtime of the largest of a conversion's `count` shards at the first attempt."""
     return job_resources(SETTINGS, REGISTRY, subset, conversion, count)
 
 
 def conversion_resources(wildcards, attempt=1):
-    """(threads, mem_mb, runtime minutes) of one conversion job; a retry scales memory and time."""
-    found = first_attempt(subset_of(wildcards), conversion_of(wildcards)).at(attempt)
+    """(threads, mem_mb, runtime minutes) of one conversion job, from the shard count in its name (a SLURM
+    job never cuts the build again); a retry scales memory and time."""
+    count = int(wildcards.shards)
+    found = first_attempt(subset_of(wildcards), conversion_of(wildcards), count)
+    found = found.at(attempt)
     return found.threads, found.mem_mb, found.runtime
+
+
+def conversion_group(wildcards):
+    """The job group of a short convert job: on SLURM such jobs travel in groups (profiles/slurm
+    `group-components`), one start-up for the group; the others alone. Locally Snakemake ignores groups.
+    """
+    subset, conversion = subset_of(wildcards), conversion_of(wildcards)
+    return job_group(SETTINGS, REGISTRY, subset, conversion, int(wildcards.shards))
 
 
 def declared_mem_mb(rule):

@@ -12,6 +12,8 @@ rule convert:
         "logs/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.log",
     benchmark:
         "results/benchmarks/convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
+    group:
+        conversion_group
     conda:
         "../envs/preprocess.yaml"
     threads: lambda wildcards: conversion_resources(wildcards)[0]

@@ -1,0 +1,178 @@
+"""Per-item costs of the stages besides the conversions (issue 42, item 4), for `medheb plan`:
+
+- the raw checks: MD5 throughput of `file_digest` (what `check` runs on every download that has an MD5) on a
+  file of --md5-mb MB, read cold (its pages dropped with posix_fadvise after an fsync: from the disk) and warm;
+  and the presence check's cost per file (glob and stat of --files empty files);
+- the validation and the fingerprints, per output file at real sizes: PNGs written by the pipeline's own
+  encoder at the sizes the conversions write (28 px gray to 2880x2400 16-bit), each checked as `validate`
+  checks a path (PathChecker, decode quick) and fingerprinted as `attest` does (fingerprint_job), one core;
+  `plan` interpolates between the sizes by a file's bytes.
+
+It writes preprocess/registry/stage_costs.yaml (the figures `preprocess/sizing/stages.py` reads) and prints
+the measurements. Everything runs in one process on files under --out (default benchmarks/out/stage-costs),
+deleted at the end.
+
+    python benchmarks/stage_costs.py [--md5-mb 1024] [--files 20000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import glob
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from preprocess.checks.attest import Job, fingerprint_job  # noqa: E402
+from preprocess.checks.validate import PathChecker  # noqa: E402
+from preprocess.formats.fsutil import file_digest  # noqa: E402
+from preprocess.formats.pngio import encode_png  # noqa: E402
+
+OUT = REPO / "preprocess" / "registry" / "stage_costs.yaml"
+# (name, shape, dtype, files): the output images the conversions write, smallest to largest
+SIZES = [
+    ("28 px gray (MedMNIST 28)", (28, 28), np.uint8, 2000),
+    ("224 px RGB (MedMNIST 224)", (224, 224, 3), np.uint8, 400),
+    ("512 px gray (CT slice, window)", (512, 512), np.uint8, 200),
+    ("512 px 16-bit (CT slice, HU)", (512, 512), np.uint16, 100),
+    ("1024 px RGB (dermoscopy)", (1024, 1024, 3), np.uint8, 30),
+    ("2880x2400 16-bit (VinDr-CXR)", (2880, 2400), np.uint16, 10),
+]
+
+
+def field(shape, dtype, seed: int) -> np.ndarray:
+    """A smooth field plus noise: what PNG's deflate sees in a medical image, not flat colour nor pure noise."""
+    rng = np.random.default_rng(seed)
+    height, width = shape[:2]
+    y, x = np.mgrid[0:height, 0:width]
+    smooth = (np.sin(x / (width / 6 + 1)) + np.cos(y / (height / 5 + 1)) + 2) / 4
+    top = np.iinfo(dtype).max if dtype == np.uint16 else 255
+    base = smooth * top * 0.8 + rng.normal(0, top * 0.02, smooth.shape)
+    if len(shape) == 3:
+        base = np.stack([base * (0.8 + 0.1 * c) for c in range(shape[2])], axis=-1)
+    return np.clip(base, 0, top).astype(dtype)
+
+
+def md5_rate(folder: Path, megabytes: int, repeats: int) -> tuple[float, float]:
+    """(cold, warm) MB/s of file_digest over one file of `megabytes`."""
+    path = folder / "download.bin"
+    block = np.random.default_rng(0).integers(0, 256, 1 << 24, dtype=np.uint8).tobytes()  # 16 MiB
+    with open(path, "wb") as handle:
+        for _ in range(max(1, megabytes * 1_000_000 // len(block))):
+            handle.write(block)
+        handle.flush()
+        os.fsync(handle.fileno())
+    size = path.stat().st_size
+    cold, warm = [], []
+    for _ in range(repeats):
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # this file's pages only: read from the disk
+        os.close(fd)
+        started = time.perf_counter()
+        file_digest(path, "md5")
+        cold.append(size / 1e6 / (time.perf_counter() - started))
+        started = time.perf_counter()
+        file_digest(path, "md5")
+        warm.append(size / 1e6 / (time.perf_counter() - started))
+    path.unlink()
+    return statistics.median(cold), statistics.median(warm)
+
+
+def stat_seconds(folder: Path, files: int) -> float:
+    """Seconds per file of a presence check: the registry glob's matches, each stat'ed."""
+    tree = folder / "presence"
+    for n in range(files):
+        sub = tree / f"p{n % 100:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"f{n}.nii.gz").touch()
+    started = time.perf_counter()
+    for match in glob.iglob(os.path.join(glob.escape(str(tree)), "**/*.nii.gz"), recursive=True):
+        os.stat(match)
+    return (time.perf_counter() - started) / files
+
+
+def per_file(folder: Path, repeats: int) -> list[dict]:
+    """Per size: bytes per file, validate's and attest's seconds per file (medians of `repeats`)."""
+    found = []
+    for index, (name, shape, dtype, count) in enumerate(SIZES):
+        root = folder / f"size{index}"
+        root.mkdir()
+        images = [field(shape, dtype, seed) for seed in range(min(count, 8))]
+        names = []
+        for n in range(count):
+            (root / f"{n}.png").write_bytes(encode_png(images[n % len(images)]))
+            names.append(f"{n}.png")
+        size = statistics.mean((root / n).stat().st_size for n in names)
+        validate, attest = [], []
+        for _ in range(repeats):
+            checker = PathChecker(root)  # a new one each time: it remembers its answers
+            started = time.perf_counter()
+            assert all(checker.problem(n) is None for n in names)
+            validate.append((time.perf_counter() - started) / count)
+            real = os.path.realpath(root)
+            started = time.perf_counter()
+            for n in names:
+                fingerprint_job(Job("bench", n, os.path.join(real, n), (real,)))
+            attest.append((time.perf_counter() - started) / count)
+        found.append(
+            {
+                "name": name,
+                "bytes": round(size),
+                "validate_s": statistics.median(validate),
+                "attest_s": statistics.median(attest),
+            }
+        )
+        print(f"{name}: {size:,.0f} B; validate {found[-1]['validate_s'] * 1e6:,.0f} us, attest "
+              f"{found[-1]['attest_s'] * 1e6:,.0f} us a file")  # fmt: skip
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--md5-mb", type=int, default=1024)
+    parser.add_argument("--files", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "stage-costs")
+    args = parser.parse_args()
+    folder = args.out / datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
+    folder.mkdir(parents=True)
+    try:
+        cold, warm = md5_rate(folder, args.md5_mb, args.repeats)
+        print(f"MD5 of a {args.md5_mb} MB file: {cold:,.0f} MB/s from the disk, {warm:,.0f} MB/s from the cache")
+        stat = stat_seconds(folder, args.files)
+        print(f"presence check: {stat * 1e6:.1f} us a file (glob and stat of {args.files:,})")
+        sizes = per_file(folder, args.repeats)
+    finally:
+        shutil.rmtree(folder)
+    document = {
+        "measured": datetime.date.today().isoformat(),
+        "basis": "benchmarks/stage_costs.py, one core of the shared 2-core machine, files on its ext4 disk",
+        "md5_mb_per_s": round(cold, 1),
+        "md5_mb_per_s_cached": round(warm, 1),
+        "presence_seconds_per_file": float(f"{stat:.3g}"),
+        "load_average": round(os.getloadavg()[0], 1),  # a shared machine: the figures are as slow as it was
+        "sizes": [
+            {**s, "validate_s": float(f"{s['validate_s']:.3g}"), "attest_s": float(f"{s['attest_s']:.3g}")}
+            for s in sizes
+        ],
+    }
+    OUT.write_text(
+        "# Written by benchmarks/stage_costs.py: the raw checks', the validation's and the fingerprints' costs\n"
+        + yaml.safe_dump(document, sort_keys=False),
+        encoding="utf-8",
+    )
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
