@@ -664,7 +664,8 @@ CASES.update(
             case_vindr_forty_skipped,
             lambda r: r == ({("a", "Nodule/Mass"): [(1, 2, 30, 40)]}, ["annotations_test.csv line 3"]),
         ),
-        # the scripts accept an inverted box (their 28-pixel window crops it): kept, as read (tests/test_odd_rows.py)
+        # the scripts accept an inverted box (their 28-pixel window crops it): kept, as read
+        # (tests/datasets/test_odd_rows.py)
         "VinDr inverted box": (
             case_vindr_inverted_box,
             lambda r: dict(r[0]) == {("a", "Nodule/Mass"): [(30, 2, 1, 40)]},
@@ -1176,7 +1177,7 @@ CLI_CASES = {
         0,
         r"skipped \S+annotations_test.csv line 2: .*forty(.|\n)*1 bad items skipped",
     ),
-    "VinDr-CXR inverted box": (  # the script's window crops it (tests/test_odd_rows.py checks the pixels)
+    "VinDr-CXR inverted box": (  # the script's window crops it (tests/datasets/test_odd_rows.py checks the pixels)
         plant_vindr_inverted,
         "2D_Task/VindrCXR",
         {},

@@ -17,7 +17,7 @@ from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
 @pytest.mark.registry_wide
 def test_list_shows_every_subset(capsys):
-    registry = load_registry()  # held to the benchmark's layout tree by tests/test_registry.py
+    registry = load_registry()  # held to the benchmark's layout tree by tests/unit/registry/test_registry.py
     tasks = sum(len(s.tasks) for s in registry.subsets)
     assert main(["list"]) == 0
     out = capsys.readouterr().out

@@ -350,7 +350,7 @@ def test_the_plain_demo_build_ends_with_its_counts(built):
     printed = done.stderr.splitlines()
     # A demo build validates every release file the demo ships (task JSONs, Train_Data JSONL), an extra registry
     # folder's included; with no release images, the text subsets alone are the release's (the README's quick
-    # start shows `make demo`, the release-shaped demo: tests/test_release_demo.py).
+    # start shows `make demo`, the release-shaped demo: tests/workflow/test_release_demo.py).
     validated = sum(len(list(release.rglob("*.json*"))) for release in releases())
     text = sum(1 for folder in (RELEASE / "Text_Task").iterdir() if folder.is_dir())
     last = [line for line in printed if "task files resolve every path" in line]

@@ -1,6 +1,6 @@
 """A newcomer's path: one config rule for the CLI and the workflow, a user config that replaces the shipped
 demo config, script-safe command-line edges and a report built also when validation fails (the conda
-environment is held equal to the lock in tests/test_lock.py)."""
+environment is held equal to the lock in tests/project/test_lock.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every option that names a file a command writes (`--out`, `--report`, `--manifest`, `--report-dir`, slice's
 OUT) goes through one check before anything is written (rawroot.require_output): a release task JSON or a built
 image of DATA_BASEDIR is never replaced, a link is never written through or over, a folder or FIFO is no file;
-a new name, and a file of the results folder, are fine. (The raw root's case: tests/test_seal.py.)"""
+a new name, and a file of the results folder, are fine. (The raw root's case: tests/cli/test_raw_root_sealed.py.)"""
 
 from __future__ import annotations
 

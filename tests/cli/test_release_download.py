@@ -22,9 +22,9 @@ import yaml
 from hubserver import Site, serve
 from PIL import Image
 
+from conftest import REPO
 from preprocess.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 SAMPLE = "MEDHEB/MedHEB-Bench_Sample"  # the config's default release_repo, the public reviewer sample
 
 

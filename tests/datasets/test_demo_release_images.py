@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import demo_settings
+from conftest import REPO, demo_settings
 
-REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "preprocess" / "demo" / "release_images"
 
 # Release files per subset folder, counted by hand from the paths the demo's release records name (test task

@@ -43,7 +43,7 @@ def read_box(cells) -> tuple[int, int, int, int]:
 
 
 def window(box, width: int, height: int) -> tuple[int, int, int, int]:
-    """crop_with_min_size, as stated once in tests/test_annotation_crops.py (min_size_crop): a PIL crop box."""
+    """crop_with_min_size, as stated once in tests/datasets/test_annotation_crops.py (min_size_crop): a PIL crop box."""
     return min_size_crop(*box, width, height)
 
 

@@ -8,12 +8,12 @@ import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from PIL import Image
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SCRIPT = REPO / "benchmarks" / "rehearsal.py"
 ITEMS = 2
 

@@ -1,5 +1,5 @@
-"""Box rules shared by the crop kinds, on literal arrays (the crops themselves: test_mask_crops.py and
-test_annotation_crops.py)."""
+"""Box rules shared by the crop kinds, on literal arrays (the crops themselves: tests/datasets/test_mask_crops.py and
+tests/datasets/test_annotation_crops.py)."""
 
 from __future__ import annotations
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
+from conftest import DATA
 from preprocess.demo import LEFT_OUT, RELEASE, releases
 from preprocess.registry.loader import load_registry
 
 pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
 
-TRAIN_TSV = Path(__file__).parent / "data" / "train-jsonl.tsv"  # the training config's list (its Train.yaml)
+TRAIN_TSV = DATA / "train-jsonl.tsv"  # the training config's list (its Train.yaml)
 TASK_FILES = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.rglob("*.json"))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import added_subsets
+from conftest import DATA, added_subsets
 from preprocess.checks.validate import validate_subset
 from preprocess.cli import main
 from preprocess.demo import RELEASE
@@ -21,7 +21,7 @@ from preprocess.registry import records
 from preprocess.registry.loader import load_registry
 from seed_tree import seed_layout
 
-ROOTS_FILE = Path(__file__).parent / "data" / "eval-image-roots.tsv"
+ROOTS_FILE = DATA / "eval-image-roots.tsv"
 PNG = encode(pattern(3), "PNG")
 
 pytestmark = [

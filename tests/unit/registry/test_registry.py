@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
-from conftest import added_subsets
+from conftest import REPO, added_subsets
 from preprocess.errors import RegistryError
 from preprocess.registry.loader import load_registry
 from seed_tree import TREE_FILE, seed_layout
 
 pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
 
-SEED_README = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "MedHEB-Bench-README.md"
+SEED_README = REPO.parent / "shared" / "seeds" / "MedHEB-Bench-README.md"
 
 
 def test_vendored_tree_is_the_seed_readme_tree():

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import demo_config_file, demo_settings
+from conftest import DATA, demo_config_file, demo_settings
 from preprocess.pipeline import steps
 from preprocess.registry import trainlist
 from preprocess.registry.loader import load_registry
 
-TRAIN_TSV = Path(__file__).parent / "data" / "train-jsonl.tsv"
+TRAIN_TSV = DATA / "train-jsonl.tsv"
 BRAIN = "Train_Data/2D_Task/Brain_Tumor_MRI/Brain_Tumor_MRI_train.jsonl"
 VINDR = "Train_Data/2D_Task/VinDrCXR/VinDr-CXR_train.jsonl"
 ISIC = "Train_Data/2D_Task/ISIC_2019/ISIC_2019_i2i_train.jsonl"  # written by the test (the demo's are not ours)
