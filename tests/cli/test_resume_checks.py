@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import REPO, demo_config_file
+from conftest import REPO, demo_config_file
 
 DRIVER = textwrap.dedent(
     """

@@ -14,10 +14,10 @@ import pytest
 from PIL import Image
 from test_annotation_crops import min_size_crop
 
+from conftest import demo_settings
 from preprocess.convert.scenegraph import SceneGraphs
 from preprocess.errors import RawDataError
 from preprocess.pipeline.steps import Build
-from tests.conftest import demo_settings
 
 IMAGE_0 = "02aa804e-bde0afdd-112c0b34-7bc16630-4e384014"  # p10000032 / s50414267
 IMAGE_1 = "2a2277a9-b0ded155-c0de8eb9-c124d10e-82c5caab"  # no scene graph

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, demo_config_file
+from conftest import REPO, demo_config_file
 
 # Runs `python -m preprocess convert ...`; every output the executor writes is appended to COUNT_FILE, and
 # after KILL_AFTER of them (in any one process) the whole job, helpers included, gets SIGKILL.

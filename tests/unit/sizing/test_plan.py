@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import REPO
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import REGISTRY_DIR, load_registry
 from preprocess.sizing import estimate
 from preprocess.sizing import shards as sharding
 from preprocess.sizing.costs import cost_key, load_costs
 from preprocess.sizing.counts import count_items
-from tests.conftest import REPO
 
 CT_RATE_TRAIN_VOLUMES = 47000  # the figure for every train reconstruction: more than the `_1` ones
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import REPO
 from preprocess.errors import RegistryError
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import load_registry
-from tests.conftest import REPO
 
 pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
 
