@@ -59,6 +59,7 @@ def test_the_rehearsal_prints_a_row_per_kind_and_per_job(rehearsal):
     assert job["max_rss_mb"] >= max(30, job["sampled_rss_mb"])
 
 
+@pytest.mark.workflow  # its fixture runs the workflow (the rehearsal builds through Snakemake)
 def test_each_job_declares_enough_memory_and_time(rehearsal):
     _, _, rows = rehearsal
     for job in rows["jobs"]:
@@ -66,6 +67,7 @@ def test_each_job_declares_enough_memory_and_time(rehearsal):
         assert job["declared_runtime_min"] * 60 >= 2 * job["wall_s"], job
 
 
+@pytest.mark.workflow  # its fixture runs the workflow (the rehearsal builds through Snakemake)
 def test_no_job_declares_more_than_4x_its_peak_plus_500_mb(rehearsal):
     _, _, rows = rehearsal
     for job in rows["jobs"]:
