@@ -44,9 +44,12 @@ test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
 
 # The loop while working: every test but those that run the Snakemake workflow end to end (marker `workflow`,
-# conftest.py) and the whole_suite one, on $(CORES) workers (pytest-xdist; each test works in its own tmp_path).
+# conftest.py) and the whole_suite one, in parallel (pytest-xdist; each test works in its own tmp_path). One
+# worker more than the cores: the tests also wait (on the subprocesses they start, download deadlines, the disk),
+# and the extra worker keeps the cores busy meanwhile.
+TEST_WORKERS ?= $(shell expr $(CORES) + 1)
 test-fast: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -n $(CORES) -m "not workflow and not whole_suite"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not whole_suite"
 
 # What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
 # MEDHEB_EXTRA_REGISTRY) needs no code change: tests/datasets/test_new_subset.py, whose whole_suite test runs
