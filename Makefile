@@ -28,8 +28,8 @@ demo: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo --release-images
 	$(BIN)/snakemake --cores $(CORES) --config build=all
 
-# The demo's pixel fingerprints, committed as the fixture tests/test_attest.py compares every demo build with:
-# after a reviewed change to demo pixels, run this and commit the file.
+# The demo's pixel fingerprints, committed as the fixture tests/unit/checks/test_attest.py compares every demo
+# build with: after a reviewed change to demo pixels, run this and commit the file.
 demo-fingerprints: demo
 	cp results/fingerprints.tsv tests/data/demo-fingerprints.tsv
 
@@ -44,26 +44,30 @@ test: $(BIN)/snakemake $(VENV)/.reference
 	$(BIN)/python -m pytest
 
 # The loop while working: every test but those that run the Snakemake workflow end to end (marker `workflow`,
-# conftest.py) and the whole_suite one.
+# conftest.py) and the whole_suite one, in parallel (pytest-xdist; each test works in its own tmp_path). One
+# worker more than the cores: the tests also wait (on the subprocesses they start, download deadlines, the disk),
+# and the extra worker keeps the cores busy meanwhile.
+TEST_WORKERS ?= $(shell expr $(CORES) + 1)
 test-fast: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -m "not workflow and not whole_suite"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not whole_suite"
 
 # What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
-# MEDHEB_EXTRA_REGISTRY) needs no code change: tests/test_new_subset.py, whose whole_suite test runs every
-# registry_wide test but the workflow ones again with the subset present (addopts cleared: it deselects whole_suite).
+# MEDHEB_EXTRA_REGISTRY) needs no code change: tests/datasets/test_new_subset.py, whose whole_suite test runs
+# every registry_wide test but the workflow ones again with the subset present (addopts cleared: it deselects
+# whole_suite).
 test-new-subset: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -o addopts=-ra tests/test_new_subset.py
+	$(BIN)/python -m pytest -o addopts=-ra tests/datasets/test_new_subset.py
 
 # Starts a one-node SLURM cluster on 127.0.0.1 (root; installs Debian packages), builds the demo through
 # profiles/slurm-ci and compares it with a local build, then stops the daemons.
 slurm-test: $(BIN)/snakemake
 	bash .ci/slurm.sh start
-	MEDHEB_SLURM=1 $(BIN)/python -m pytest -s tests/test_slurm.py; status=$$?; bash .ci/slurm.sh stop; exit $$status
+	MEDHEB_SLURM=1 $(BIN)/python -m pytest -s tests/workflow/test_slurm.py; status=$$?; bash .ci/slurm.sh stop; exit $$status
 
 # Builds the demo with `snakemake --use-conda` (workflow/envs/preprocess.yaml) and compares its pixels with the
 # committed fingerprints; needs conda and the conda-forge channel, which CI does not have.
 conda-test: $(BIN)/snakemake
-	MEDHEB_CONDA=1 $(BIN)/python -m pytest -s tests/test_lock.py -k use_conda
+	MEDHEB_CONDA=1 $(BIN)/python -m pytest -s tests/project/test_lock.py -k use_conda
 
 # Debian's Chromium for the report screenshots (and their test); needs root for apt-get.
 chromium:

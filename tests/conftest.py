@@ -21,6 +21,7 @@ from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
 REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"  # the fixtures copied from the reference, and the added subset
 
 
 def pytest_collection_modifyitems(items):
