@@ -50,7 +50,14 @@ def fingerprint() -> str:
     written by another version of the package is written again."""
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
-    for path in sorted([*Path(__file__).parent.rglob("*.py"), *RELEASE.rglob("*"), *package.glob("registry/*.yaml")]):
+    for path in sorted(
+        [
+            *Path(__file__).parent.rglob("*.py"),
+            *RELEASE.rglob("*"),
+            *package.glob("registry/*.yaml"),
+            *package.glob("datasets/**/*.yaml"),
+        ]
+    ):
         if path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     for number, folder in enumerate(extra_registry_dirs()):
