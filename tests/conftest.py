@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -187,3 +188,15 @@ def ctrl_c_as_from_a_terminal():
         yield
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def report_front_page(report_html: str) -> str:
+    """The report's first page: its workflow description, a JSON string in the report's script."""
+    marker = "var workflow_desc = "
+    assert marker in report_html, "no workflow description in the report"
+    return json.JSONDecoder().raw_decode(report_html, report_html.index(marker) + len(marker))[0]
+
+
+def front_page_counts(front: str) -> dict[str, int]:
+    """The counts the report's first page shows (data-count attributes)."""
+    return {key: int(value) for key, value in re.findall(r'data-count="(\w+)">(\d+)<', front)}

@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, ctrl_c_as_from_a_terminal, demo_config_file, demo_values
+from conftest import (
+    REPO,
+    ctrl_c_as_from_a_terminal,
+    demo_config_file,
+    demo_values,
+    front_page_counts,
+    report_front_page,
+)
 from preprocess.cli import main
 from preprocess.registry.loader import load_registry
 
@@ -96,23 +103,12 @@ def test_validation_failure_still_gives_a_report_naming_the_missing_file(tmp_pat
     report = workdir / "report.html"
     done = subprocess.run([*command, "--report", str(report)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    front = _front_page(report.read_text(encoding="utf-8"))
+    front = report_front_page(report.read_text(encoding="utf-8"))
     assert record["qry_img_path"] in front and "Failed: paths that do not resolve" in front
-    assert _counts(front) == {"built": 0, "from_release": 0, "not_built": 0, "failed": 1, "bad_items": 0}
+    assert front_page_counts(front) == {"built": 0, "from_release": 0, "not_built": 0, "failed": 1, "bad_items": 0}
     # the hint's advice: the convert step writes the deleted image again, and the run passes
     rebuilt = subprocess.run([*command, "--cores", "2", "--forcerun", "convert"], capture_output=True, text=True)
     assert rebuilt.returncode == 0 and image.is_file(), rebuilt.stderr[-3000:]
-
-
-def _front_page(report_html: str) -> str:
-    """The report's first page: its workflow description, a JSON string in the report's script."""
-    marker = "var workflow_desc = "
-    assert marker in report_html, "no workflow description in the report"
-    return json.JSONDecoder().raw_decode(report_html, report_html.index(marker) + len(marker))[0]
-
-
-def _counts(front: str) -> dict[str, int]:
-    return {key: int(value) for key, value in re.findall(r'data-count="(\w+)">(\d+)<', front)}
 
 
 def test_cli_reads_config_yaml_of_the_working_directory_with_paths_relative_to_it(tmp_path, demo):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO, demo_config_file
+from conftest import REPO, demo_config_file, front_page_counts, report_front_page
 from preprocess.cli import main
 from preprocess.demo import LEFT_OUT
 from preprocess.registry.loader import load_registry
@@ -154,15 +154,13 @@ def test_validate_and_status_without_config_agree_with_the_build(built, monkeypa
 
 
 def test_front_page_numbers_match_the_summary(built):
-    from test_newcomer import _counts, _front_page
-
-    front = _front_page((built / "report.html").read_text(encoding="utf-8"))
+    front = report_front_page((built / "report.html").read_text(encoding="utf-8"))
     plan = json.loads((built / "results" / "plan.json").read_text())
     summary = json.loads((built / "results" / "validation" / "summary.json").read_text())
     failed_subsets = {row["subset"] for row in summary["files"] if row["ok"] != row["paths"] or row["bad_records"]}
     planned = [p["subset"] for p in plan if p["action"] != "skip"]
     released = {p["subset"] for p in plan if p["action"] in ("validate", "release")}
-    assert _counts(front) == {
+    assert front_page_counts(front) == {
         "built": len([s for s in planned if s not in failed_subsets and s not in released]),
         "from_release": len([s for s in planned if s not in failed_subsets and s in released]),
         "not_built": len(plan) - len(planned),
