@@ -200,3 +200,28 @@ def report_front_page(report_html: str) -> str:
 def front_page_counts(front: str) -> dict[str, int]:
     """The counts the report's first page shows (data-count attributes)."""
     return {key: int(value) for key, value in re.findall(r'data-count="(\w+)">(\d+)<', front)}
+
+
+@pytest.fixture
+def registry_copy(tmp_path, monkeypatch):
+    """A copy of the registry's YAML files (registry/kinds.yaml, registry/train.yaml and the dataset folders) that
+    the loader reads instead; edit(name, change) rewrites one, named as in the package: "registry/kinds.yaml",
+    "datasets/ct_rate/subsets.yaml"."""
+    from preprocess.registry import loader as registry_module
+
+    package = tmp_path / "preprocess"
+    (package / "registry").mkdir(parents=True)
+    for name in ("kinds.yaml", "train.yaml"):
+        shutil.copy(registry_module.REGISTRY_DIR / name, package / "registry" / name)
+    shutil.copytree(registry_module.DATASETS_DIR, package / "datasets")
+    monkeypatch.setattr(registry_module, "REGISTRY_DIR", package / "registry")
+    monkeypatch.setattr(registry_module, "DATASETS_DIR", package / "datasets")
+    registry_module.load_kinds.cache_clear()
+
+    def edit(name: str, change) -> None:
+        document = yaml.safe_load((package / name).read_text(encoding="utf-8"))
+        change(document)
+        (package / name).write_text(yaml.safe_dump(document))
+
+    yield edit
+    registry_module.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again

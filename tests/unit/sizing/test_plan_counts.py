@@ -133,30 +133,6 @@ def test_the_workflow_cuts_jobs_from_the_same_counts(empty):
     assert shards.shard_count(settings, registry, subset, train) == planned.jobs > 1
 
 
-@pytest.fixture
-def registry_copy(tmp_path, monkeypatch):
-    """A copy of the registry the loader reads instead; edit(name, change) rewrites one of its files, named as in
-    the package: "registry/kinds.yaml", "datasets/aptos2019/subsets.yaml"."""
-    from preprocess.registry import loader
-
-    package = tmp_path / "preprocess"
-    (package / "registry").mkdir(parents=True)
-    for name in ("kinds.yaml", "train.yaml"):
-        shutil.copy(loader.REGISTRY_DIR / name, package / "registry" / name)
-    shutil.copytree(loader.DATASETS_DIR, package / "datasets")
-    monkeypatch.setattr(loader, "REGISTRY_DIR", package / "registry")
-    monkeypatch.setattr(loader, "DATASETS_DIR", package / "datasets")
-    loader.load_kinds.cache_clear()
-
-    def edit(name: str, change) -> None:
-        document = yaml.safe_load((package / name).read_text(encoding="utf-8"))
-        change(document)
-        (package / name).write_text(yaml.safe_dump(document))
-
-    yield edit
-    loader.load_kinds.cache_clear()  # the next test reads the shipped kinds.yaml again
-
-
 def _aptos(change):
     def edit(document: dict) -> None:
         change(next(s for s in document["subsets"] if s["folder"] == "APTOS")["conversions"][0])
