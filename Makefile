@@ -28,7 +28,7 @@ demo: $(BIN)/snakemake
 	$(BIN)/python -m preprocess demo demo --release-images
 	$(BIN)/snakemake --cores $(CORES) --config build=all
 
-# The demo's pixel fingerprints, committed as the fixture tests/unit/checks/test_attest.py compares every demo
+# The demo's pixel fingerprints, committed as the fixture tests/unit/verify/test_attest.py compares every demo
 # build with: after a reviewed change to demo pixels, run this and commit the file.
 demo-fingerprints: demo
 	cp results/fingerprints.tsv tests/data/demo-fingerprints.tsv

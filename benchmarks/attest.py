@@ -29,12 +29,13 @@ sys.path.insert(0, str(REPO))
 
 from timing import pinned, timed  # noqa: E402
 
-from preprocess.checks.plan import BUILD, plan_subsets  # noqa: E402
 from preprocess.demo import write_demo  # noqa: E402
 from preprocess.pipeline import steps  # noqa: E402
-from preprocess.registry import layout, records  # noqa: E402
+from preprocess.readiness.buildable import BUILD, plan_subsets  # noqa: E402
+from preprocess.registry import layout  # noqa: E402
 from preprocess.registry.config import settings_from_dict  # noqa: E402
-from preprocess.registry.records import PARSERS  # noqa: E402
+from preprocess.release import records  # noqa: E402
+from preprocess.release.records import PARSERS  # noqa: E402
 
 
 def build_demo(folder: Path) -> dict:

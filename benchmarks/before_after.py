@@ -70,7 +70,7 @@ import sys
 from pathlib import Path
 import yaml
 try:  # the package's folders since issue 27's layout
-    from preprocess.checks.register import observed_files
+    from preprocess.rawdata.register import observed_files
     from preprocess.registry.loader import load_registry
 except ImportError:  # a revision from before it
     from preprocess.register import observed_files

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from timing import build_seconds, file_creation_us, fresh_folders, pinned, require_tool, timed  # noqa: E402
 
-from preprocess.checks.register import observed_files  # noqa: E402
+from preprocess.rawdata.register import observed_files  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
 
 

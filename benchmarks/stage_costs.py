@@ -33,10 +33,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from preprocess.checks.attest import Job, fingerprint_job  # noqa: E402
-from preprocess.checks.validate import PathChecker  # noqa: E402
 from preprocess.formats.fsutil import file_digest  # noqa: E402
 from preprocess.formats.pngio import encode_png  # noqa: E402
+from preprocess.verify.attest import Job, fingerprint_job  # noqa: E402
+from preprocess.verify.validate import PathChecker  # noqa: E402
 
 OUT = REPO / "preprocess" / "registry" / "stage_costs.yaml"
 # (name, shape, dtype, files): the output images the conversions write, smallest to largest

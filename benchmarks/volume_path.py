@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from timing import build_seconds, fresh_folders, pinned  # noqa: E402
 
-from preprocess.checks.register import observed_files  # noqa: E402
+from preprocess.rawdata.register import observed_files  # noqa: E402
 from preprocess.registry.loader import load_registry  # noqa: E402
 
 SHAPE = (512, 512, 300)

@@ -63,7 +63,7 @@ from preprocess.convert.outputs import HardLink, Png, Result
 from preprocess.convert.scenegraph import SceneGraphs
 from preprocess.errors import RawDataError
 from preprocess.formats.dicomio import read_dicom
-from preprocess.registry import trainlist
+from preprocess.release import trainlist
 
 
 @dataclass

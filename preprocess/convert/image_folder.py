@@ -9,7 +9,7 @@ params:
             image root (a train split beside the test root, e.g. Brain-Tumor-MRI datasets/Training)
   source    source id, when the subset has several
   records   test or train: the outputs are instead the paths the subset's records name (its task JSONs, or
-            its Train_Data JSONLs; preprocess/registry/releasenames.py), each linked to the matched raw file with the
+            its Train_Data JSONLs; preprocess/release/releasenames.py), each linked to the matched raw file with the
             longest common relative tail (at least the file name); no match, or several equally long, is a
             bad item naming the file and record (ISIC-2019 and Kvasir train: the benchmark's own split)
 """
@@ -72,7 +72,7 @@ def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
 
 def _named_by_records(ctx, matches: list[Path]) -> list[tuple[Path, str]]:
     """(raw file, path under the subset folder) per path the records name; bad items listed and counted."""
-    from preprocess.registry import releasenames
+    from preprocess.release import releasenames
 
     side, data_basedir = ctx.params["records"], Path(ctx.settings.data_basedir)
     named = releasenames.named_records(data_basedir, ctx.registry, ctx.subset, side)

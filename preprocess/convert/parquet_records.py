@@ -34,7 +34,7 @@ from preprocess.convert.outputs import Data, Result
 from preprocess.convert.parquet_extract import image_bytes, row_count
 from preprocess.errors import RawDataError
 from preprocess.formats.parquet import iter_images
-from preprocess.registry import releasenames
+from preprocess.release import releasenames
 
 QUERIES = {releasenames.TEST: recordmatch.task_query, releasenames.TRAIN: recordmatch.train_query}
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.checks.register import observed_files
 from preprocess.demo.sources import WRITERS
 from preprocess.errors import PreprocessError
+from preprocess.rawdata.register import observed_files
 from preprocess.registry import layout
 from preprocess.registry.loader import extra_registry_dirs, load_registry
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from preprocess.checks.register import observed_files
 from preprocess.demo import fields
 from preprocess.demo.annotations import GOLD_HEADER, MAMMO_HEADER, _dicom
 from preprocess.demo.real_archives import (
@@ -47,6 +46,7 @@ from preprocess.demo.real_volumes import (
     synthrad,
 )
 from preprocess.formats import textparse
+from preprocess.rawdata.register import observed_files
 from preprocess.registry import layout
 from preprocess.registry.loader import load_registry
 

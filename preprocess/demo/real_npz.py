@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from preprocess.checks.register import observed_files
 from preprocess.demo import fields
 from preprocess.formats import textparse
+from preprocess.rawdata.register import observed_files
 from preprocess.registry.loader import DATASETS_DIR, load_registry
 
 FULL_COUNTS = ("dermamnist",)  # --full-counts: these flags at their full split counts (sources.yaml npz counts)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.checks.validate import load_records
 from preprocess.formats.fsutil import atomic_write_text
-from preprocess.registry import records
 from preprocess.registry.model import GROUPS, Registry, Subset, Task
+from preprocess.release import records
 from preprocess.reports.summaries import unloadable_line
+from preprocess.verify.validate import load_records
 
 NAMES = tuple(f"{group}.yaml" for group in GROUPS)  # the files written into the folder given
 HEADER = (

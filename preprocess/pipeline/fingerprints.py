@@ -1,5 +1,5 @@
 """`attest`: the pixel fingerprints of a built tree, and their comparison with another lab's
-(preprocess/checks/attest.py)."""
+(preprocess/verify/attest.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from preprocess.checks import attest, fingerprintcompare
 from preprocess.convert.progress import terminal_stream
 from preprocess.errors import PreprocessError
 from preprocess.pipeline import names
+from preprocess.verify import attest, fingerprintcompare
 
 
 def attest_tree(settings, registry, subsets: list[str] | None, out: Path, workers: int = 1, report=None):

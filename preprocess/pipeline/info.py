@@ -41,7 +41,7 @@ def info_text(name: str, as_json: bool = False, config: str | None = None) -> st
 
 def narrowed_lines(source, config: str | None) -> list[str]:
     """The narrowed download: the need list's command, its counts under `config`, and how to fetch it."""
-    from preprocess.checks import fetch, need  # here: they pull in the validation code (Pillow)
+    from preprocess.rawdata import fetch, need  # here: they pull in the validation code (Pillow)
 
     shown = config or "my.yaml"
     lines = ["Download only what the benchmark uses (the release's records name these files):"]

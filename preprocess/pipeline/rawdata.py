@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from preprocess.checks import fetch, need, releasefetch
-from preprocess.checks.register import register_source
 from preprocess.pipeline import names
+from preprocess.rawdata import fetch, need, releasefetch
+from preprocess.rawdata.register import register_source
 
 
 def print_needs(settings, registry, sources: list[str], results: Path | None, shown: str | None = None) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from preprocess.checks import need, plan, release
 from preprocess.pipeline import names, steps
 from preprocess.pipeline.settings import require_written
-from preprocess.registry import releasenames
+from preprocess.rawdata import need
+from preprocess.readiness import buildable
+from preprocess.release import holdings, releasenames
 from preprocess.reports import summaries
 
 
@@ -38,10 +39,12 @@ def print_check(settings, registry, checks: dict, results: Path | None, quiet: b
         print("\n" + unusable)
     chosen = registry.select(settings.subsets)
     lacking = {subset.key: releasenames.missing_for_build(registry, subset, settings) for subset in chosen}
-    unreadable = {key for key, lines in lacking.items() if plan.release_reason(lines) == plan.RELEASE_UNREADABLE}
-    released = release.released_subsets(registry, settings, results) - unreadable  # plan skips those
+    unreadable = {
+        key for key, lines in lacking.items() if buildable.release_reason(lines) == buildable.RELEASE_UNREADABLE
+    }
+    released = holdings.released_subsets(registry, settings, results) - unreadable  # plan skips those
     if released:
-        print(f"\n{release.FROM_RELEASE} ({release.NOT_NEEDED}): {', '.join(sorted(released))}")
+        print(f"\n{holdings.FROM_RELEASE} ({holdings.NOT_NEEDED}): {', '.join(sorted(released))}")
     text = summaries.instructions_text(registry, checks, released, chosen)
     if text and not quiet:
         print("\n" + text)

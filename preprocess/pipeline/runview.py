@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.checks.plan import SKIP, SubsetPlan, plan_subset
-from preprocess.checks.rawcheck import SourceCheck, current
 from preprocess.formats import textparse
+from preprocess.rawdata.rawcheck import SourceCheck, current
+from preprocess.readiness.buildable import SKIP, SubsetPlan, plan_subset
 from preprocess.registry import layout
 
 

@@ -8,16 +8,16 @@ import json
 import time
 from dataclasses import asdict, replace
 
-from preprocess.checks.plan import plan_subset
-from preprocess.checks.rawcheck import check_all
 from preprocess.errors import PreprocessError
+from preprocess.rawdata.rawcheck import check_all
+from preprocess.readiness.buildable import plan_subset
 from preprocess.sizing import budget, report, stages
 from preprocess.sizing.costs import COSTS
 from preprocess.sizing.estimate import at_target, estimate, planned_conversions
 
 
 def raw_plans(settings, registry, results=None) -> dict:
-    """What a build would do with each selected subset (preprocess.checks.plan.SubsetPlan), from a presence
+    """What a build would do with each selected subset (preprocess.readiness.buildable.SubsetPlan), from a presence
     check of its sources: file lists and counts, no checksums (`check` verifies those) and no download. The
     results folder's manifests tell a subset we built from one the release ships."""
     quick = replace(settings, verify_checksums=False, allow_download=False)

@@ -7,13 +7,13 @@ import json
 import os
 from pathlib import Path
 
-from preprocess.checks import attest, validate
-from preprocess.checks.plan import plan_subsets
-from preprocess.checks.release import FROM_RELEASE
 from preprocess.formats import tables
 from preprocess.pipeline import steps
 from preprocess.pipeline.validation import from_release, validate_files
+from preprocess.readiness.buildable import plan_subsets
 from preprocess.registry import layout, splits
+from preprocess.release.holdings import FROM_RELEASE
+from preprocess.verify import attest, validate
 
 
 def print_status(settings, registry, results: Path | None, as_json: bool = False) -> int:
@@ -28,7 +28,7 @@ def print_status(settings, registry, results: Path | None, as_json: bool = False
     for subset in registry.subsets:
         raw_root = settings.raw_root if plans is not None else None
         train = splits.wanted(settings, subset) == splits.ALL
-        manifests = validate.results_manifests(results, subset)
+        manifests = layout.shard_manifests(results, subset)
         found = validate_files(registry, settings, subset, raw_root, manifests=manifests)
         tests = [r for r in found if not r.file.startswith("Train_Data/")]
         state = validate.subset_state(subset, settings.data_basedir, tests)

@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess.checks.plan import (
+from preprocess.convert import ConversionContext, kind_module, run_conversion
+from preprocess.convert.compare import KEPT
+from preprocess.errors import PreprocessError, RawDataError
+from preprocess.formats import tables, textparse
+from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
+from preprocess.formats.manifest import read_manifest
+from preprocess.pipeline import runview
+from preprocess.pipeline.validation import validate_files
+from preprocess.rawdata.rawcheck import SourceCheck, check_all, current, subset_missing
+from preprocess.readiness.buildable import (
     RELEASE,
     SKIP,
     SubsetPlan,
@@ -17,18 +26,10 @@ from preprocess.checks.plan import (
     plan_to_json,
     release_reason,
 )
-from preprocess.checks.rawcheck import SourceCheck, check_all, current, subset_missing
-from preprocess.checks.validate import Failure, JsonReport
-from preprocess.convert import ConversionContext, kind_module, run_conversion
-from preprocess.convert.compare import KEPT
-from preprocess.errors import PreprocessError, RawDataError
-from preprocess.formats import tables, textparse
-from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
-from preprocess.formats.manifest import read_manifest
-from preprocess.pipeline import runview
-from preprocess.pipeline.validation import validate_files
-from preprocess.registry import layout, releasenames, splits
+from preprocess.registry import layout, splits
+from preprocess.release import releasenames
 from preprocess.reports import summaries
+from preprocess.verify.validate import Failure, JsonReport
 
 NOTHING_TO_DOWNLOAD = "Nothing to download: every source the build needs is present.\n"
 
@@ -129,7 +130,7 @@ class Build:
 
     def _require_release(self, subset, named: list) -> None:
         """The subset's release files must read, and a record-driven conversion needs the one that names its
-        outputs (registry/releasenames.py)."""
+        outputs (release/releasenames.py)."""
         release = releasenames.missing_for_build(self.registry, subset, self.settings, named)
         if release:
             raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
@@ -226,7 +227,7 @@ class Build:
             "config": config or {},
         }
         if fingerprints is not None:  # the digests of the attested tree, for the front page
-            from preprocess.checks.fingerprintfile import front_digests
+            from preprocess.verify.fingerprintfile import front_digests
 
             summary["fingerprints"] = front_digests(Path(fingerprints))
         atomic_write_json(json_out, summary)
@@ -235,8 +236,8 @@ class Build:
         return summary
 
     def attest(self, *, out: Path, workers: int = 1, subset: str | None = None):
-        """The pixel fingerprints of the selected subsets that are built, or of one subset (checks/attest.py)."""
-        from preprocess.checks import attest
+        """The pixel fingerprints of the selected subsets that are built, or of one subset (verify/attest.py)."""
+        from preprocess.verify import attest
 
         chosen = [self.registry.subset(subset)] if subset is not None else self.registry.select(self.settings.subsets)
         found = attest.attest(
@@ -250,7 +251,7 @@ class Build:
     def gather_fingerprints(self, *, files, out: Path):
         """The tree's fingerprint file from the per-subset ones; a run of some subsets (`subsets:` a list) also
         takes those an earlier run left for the other subsets, so the file still describes the whole tree."""
-        from preprocess.checks import fingerprintfile
+        from preprocess.verify import fingerprintfile
 
         files = [Path(f) for f in files]
         if self.settings.subsets != "all":

@@ -7,12 +7,12 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from preprocess.checks import validate
-from preprocess.checks.release import presence
 from preprocess.formats.fsutil import atomic_write_json
 from preprocess.pipeline import names
-from preprocess.registry import splits
+from preprocess.registry import layout, splits
+from preprocess.release.holdings import presence
 from preprocess.reports import summaries
+from preprocess.verify import validate
 
 
 def validate_files(registry, settings, subset, raw_root: Path | None, decode: str | None = None, manifests=()):
@@ -26,7 +26,7 @@ def validate_files(registry, settings, subset, raw_root: Path | None, decode: st
 
 def from_release(registry, subset, settings, results) -> bool:
     """A valid subset whose files this pipeline did not write: a text subset (its task files alone), or one
-    whose images are the release's (checks/release.py)."""
+    whose images are the release's (release/holdings.py)."""
     return subset.is_text or (subset.redistributed and presence(registry, subset, settings, results).from_release)
 
 
@@ -39,7 +39,7 @@ def validate_tree(settings, registry, results: Path | None, subsets=None, decode
     decode = decode or settings.validate_decode
     all_reports, states = [], {}
     for subset in chosen:
-        manifests = validate.results_manifests(results, subset)
+        manifests = layout.shard_manifests(results, subset)
         subset_reports = validate_files(registry, settings, subset, raw_root, decode, manifests=manifests)
         states[subset.key] = validate.subset_state(subset, settings.data_basedir, subset_reports)
         if states[subset.key] in ("ok", "failed") or subsets:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.checks.rawcheck import fingerprint
 from preprocess.pipeline import runview
 from preprocess.pipeline.settings import workflow_settings
-from preprocess.registry import layout, releasenames, splits
+from preprocess.rawdata.rawcheck import fingerprint
+from preprocess.registry import layout, splits
 from preprocess.registry.config import check_config
 from preprocess.registry.model import GROUPS
+from preprocess.release import releasenames
 from preprocess.sizing import allocation, shards
 from preprocess.sizing.resources import rule_resources
 

@@ -27,7 +27,7 @@ class Settings:
     build: str  # missing | all: what to do with a subset whose images are already in DATA_BASEDIR
     overwrite_existing: bool
     allow_download: bool
-    download_deadline: float  # seconds one downloaded file may take (preprocess/checks/fetch.py)
+    download_deadline: float  # seconds one downloaded file may take (preprocess/rawdata/fetch.py)
     download_max_bytes: int  # the most a downloaded file of no listed size may hold
     release_repo: str  # the Hugging Face dataset `download release` fetches from
     on_bad_input: str

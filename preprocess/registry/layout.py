@@ -25,7 +25,7 @@ COMPARED = "validation/compared.tsv"  # the files found in place with other byte
 OURS = "compared"  # this build's file of each one whose pixels differ, at its DATA_BASEDIR path
 PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
-FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/checks/attest.py)
+FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/verify/attest.py)
 SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which the workflow makes FINGERPRINTS
 
 
@@ -121,3 +121,11 @@ def fill(template: str, fields: dict, where: str) -> str:
             "the published one (leave the item out with on_bad_input: skip)"
         )
     return name
+
+
+def shard_manifests(results: Path | None, subset: Subset) -> list[Path]:
+    """The subset's shard manifests in a workflow results folder (none when there is no such folder)."""
+    if results is None:
+        return []
+    folder = shard_manifest(Path(results), subset, "x", 0, 1).parent
+    return sorted(folder.glob("*.tsv")) if folder.is_dir() else []

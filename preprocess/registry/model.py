@@ -141,7 +141,7 @@ class Subset:
     image_root: str | None
     sources: tuple[SourceRef, ...]
     conversions: tuple[Conversion, ...]
-    fingerprint: str | None = None  # the published digest of its images (preprocess/checks/attest.py), when known
+    fingerprint: str | None = None  # the published digest of its images (preprocess/verify/attest.py), when known
     redistributed: bool = True  # False: the release ships only a LICENSE_NOTICE.md in its image folders
 
     @property

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import yaml
 
-from preprocess.checks.plan import SKIP
+from preprocess.readiness.buildable import SKIP
 
 # Tables of the report: (label, result path relative to the workdir).
 TABLES = [
@@ -125,7 +125,7 @@ def _bad_items(items: list[dict]) -> list[str]:
 
 
 def _fingerprints(found: dict | None) -> list[str]:
-    """The tree digest and each subset's (preprocess/checks/attest.py): what a lab publishes and others compare."""
+    """The tree digest and each subset's (preprocess/verify/attest.py): what a lab publishes and others compare."""
     if not found:
         return []
     rows = [[_e(s["subset"]), _e(s["images"]), f"<code>{_e(s['digest'])}</code>"] for s in found["subsets"]]

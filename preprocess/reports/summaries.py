@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.checks.plan import BUILD, RELEASE, SKIP, VALIDATE, SubsetPlan
-from preprocess.checks.rawcheck import PRESENT, SourceCheck
-from preprocess.checks.release import FROM_RELEASE
-from preprocess.checks.validate import JsonReport
 from preprocess.convert.compare import SAME
 from preprocess.formats import tables
+from preprocess.rawdata.rawcheck import PRESENT, SourceCheck
+from preprocess.readiness.buildable import BUILD, RELEASE, SKIP, VALIDATE, SubsetPlan
 from preprocess.registry.model import Registry
+from preprocess.release.holdings import FROM_RELEASE
+from preprocess.verify.validate import JsonReport
 
 
 def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:

@@ -41,7 +41,7 @@ def _recorded(registry, data_basedir: Path | None, subset, conversion) -> int:
     """The paths the release's records name for a record-driven conversion (0: none there)."""
     if data_basedir is None or "records" not in conversion.params:
         return 0
-    from preprocess.registry import releasenames
+    from preprocess.release import releasenames
 
     named = releasenames.named_records(Path(data_basedir), registry, subset, conversion.params["records"])
     return len({path for record in named for path in record.paths})

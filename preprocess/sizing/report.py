@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from preprocess.checks.release import FROM_RELEASE
 from preprocess.formats import tables
+from preprocess.release.holdings import FROM_RELEASE
 
 
 def size(count: float) -> str:

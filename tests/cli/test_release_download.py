@@ -288,7 +288,7 @@ def test_hub_hashes_are_those_the_hub_lists(tmp_path):
     """The check a present file passes: git's blob id of a small file, the SHA-256 of an LFS one (by hand)."""
     from types import SimpleNamespace
 
-    from preprocess.checks.fetch import hub_hashes
+    from preprocess.rawdata.fetch import hub_hashes
 
     path = tmp_path / "f"
     path.write_bytes(b"hello\n")

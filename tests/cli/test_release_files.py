@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, demo_config_file, demo_settings
-from preprocess.checks import attest, validate
 from preprocess.pipeline import steps
-from preprocess.registry import releasenames
 from preprocess.registry.loader import load_registry
+from preprocess.release import releasenames
+from preprocess.verify import attest, validate
 
 TASK = "2D_Task/PathVQA/Path-VQA_test.json"
 TRAIN = "Train_Data/2D_Task/PathVQA/Path-VQA_train.jsonl"  # the registry lists it under 2D_Task/PathVQA

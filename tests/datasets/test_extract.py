@@ -18,10 +18,10 @@ import pytest
 from PIL import Image
 
 from conftest import demo_settings
-from preprocess.checks.validate import validate_subset
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.formats.archive import SafeArchive
 from preprocess.pipeline import steps
+from preprocess.verify.validate import validate_subset
 
 
 def _convert(settings, subset, conversion=None, registry=None):

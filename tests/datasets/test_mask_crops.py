@@ -27,10 +27,10 @@ import pytest
 from PIL import Image
 
 from conftest import demo_settings, without_checksums
-from preprocess.checks import validate
 from preprocess.convert import boxes
 from preprocess.errors import RawDataError
 from preprocess.pipeline import steps
+from preprocess.verify import validate
 
 KVASIR = "raw/Kvasir-SEG"
 MEDSEGBENCH = "raw/MedSegBench"

@@ -18,12 +18,12 @@ import pytest
 import yaml
 from PIL import Image
 
-from preprocess.checks.register import observed_files
 from preprocess.convert import medmnist
 from preprocess.errors import OutputConflictError, PreprocessError, RawDataError
 from preprocess.formats.npzio import NpzFile, structure_problems
 from preprocess.formats.pngio import encode_png
 from preprocess.pipeline import steps
+from preprocess.rawdata.register import observed_files
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import load_registry
 

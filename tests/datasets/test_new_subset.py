@@ -16,13 +16,13 @@ import pytest
 import yaml
 
 from conftest import REPO
-from preprocess.checks.validate import validate_subset
 from preprocess.demo import write_demo
 from preprocess.errors import RegistryError
 from preprocess.pipeline import steps
 from preprocess.pipeline.evalconfig import entries
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
+from preprocess.verify.validate import validate_subset
 
 NEW_SUBSET = REPO / "tests" / "data" / "new_subset"
 

@@ -16,13 +16,13 @@ from PIL import Image
 from test_drr import reference_rule as reference_drr
 
 from conftest import demo_settings, demo_values, without_checksums
-from preprocess.checks import validate
-from preprocess.checks.plan import plan_subset
-from preprocess.checks.rawcheck import check_all
 from preprocess.cli import main
 from preprocess.errors import ConfigError, RawDataError
 from preprocess.pipeline import runview, steps
+from preprocess.rawdata.rawcheck import check_all
+from preprocess.readiness.buildable import plan_subset
 from preprocess.registry import layout
+from preprocess.verify import validate
 
 BLOOD_LABELS = ["basophil", "eosinophil", "erythroblast",
                 "immature granulocytes(myelocytes, metamyelocytes and promyelocytes)", "lymphocyte", "monocyte",

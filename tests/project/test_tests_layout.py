@@ -9,7 +9,19 @@ from conftest import REPO
 
 TESTS = REPO / "tests"
 LAYERS = ("unit", "cli", "datasets", "workflow", "project")
-UNIT_PACKAGES = ("formats", "registry", "convert", "volumes", "checks", "sizing", "reports", "demo")
+UNIT_PACKAGES = (
+    "formats",
+    "registry",
+    "release",
+    "volumes",
+    "convert",
+    "rawdata",
+    "verify",
+    "readiness",
+    "sizing",
+    "reports",
+    "demo",
+)
 
 
 def _test_files() -> list:

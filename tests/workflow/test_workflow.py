@@ -140,7 +140,7 @@ def test_a_record_renamed_in_the_release_files_rebuilds_the_conversion_that_read
     selection = ("--config", "splits=all", 'subsets=["2D_Task/VQA-RAD", "2D_Task/Kvasir"]')
     _run(workdir, *selection)
     data = workdir / "demo" / "DATA_BASEDIR"
-    # Record-driven names (registry/releasenames.py): a VQA-RAD test image is named by its task JSON record,
+    # Record-driven names (release/releasenames.py): a VQA-RAD test image is named by its task JSON record,
     # a Kvasir train image by its Train_Data JSONL record. Rename one image in each release file.
     renames = {
         data / "2D_Task" / "VQA-RAD" / "VQA_test.json": ("head/synpic54610.png", "head/renamed_54610.png"),

@@ -1,4 +1,4 @@
-# Stage 4: the pixel fingerprints of every image the built task files name (preprocess/checks/attest.py): one file
+# Stage 4: the pixel fingerprints of every image the built task files name (preprocess/verify/attest.py): one file
 # per subset once it is validated, then the tree's file from them; the report's first page shows its digests.
 
 

@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from badinput import run_case
-from preprocess.checks.rawcheck import check_source
 from preprocess.demo.annotations import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
 from preprocess.errors import RawDataError, UnsafePathError
@@ -21,6 +20,7 @@ from preprocess.formats.archive import SafeArchive
 from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.dicomio import read_dicom
 from preprocess.formats.npzio import NpzFile, structure_problems
+from preprocess.rawdata.rawcheck import check_source
 from preprocess.registry.loader import load_registry
 from preprocess.volumes.io import read_volume
 

@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, demo_config_file, demo_settings, without_checksums
-from preprocess.checks import attest, validate
 from preprocess.errors import RawDataError
 from preprocess.formats import textparse
 from preprocess.pipeline import steps
-from preprocess.registry import releasenames
 from preprocess.registry.loader import load_registry
+from preprocess.release import releasenames
+from preprocess.verify import attest, validate
 
 TIMEOUT = 60  # a command that waits on a FIFO fails the test here instead of hanging the suite
 LONG = "9" * 5000

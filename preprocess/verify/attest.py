@@ -25,8 +25,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preprocess.checks import validate
-from preprocess.checks.fingerprintfile import (
+from preprocess.convert.forks import ctrl_c_held, let_ctrl_c_through
+from preprocess.errors import PreprocessError, UnsafePathError
+from preprocess.formats.fsutil import clipped, file_digest, safe_relative
+from preprocess.registry import layout, splits
+from preprocess.registry.model import Registry, Subset
+from preprocess.release import records, trainlist
+from preprocess.verify import validate
+from preprocess.verify.fingerprintfile import (
     MISSING,
     NONE,
     OK,
@@ -37,12 +43,7 @@ from preprocess.checks.fingerprintfile import (
     read_header,
     write_entries,
 )
-from preprocess.checks.pixelhash import pixel_fingerprint
-from preprocess.convert.forks import ctrl_c_held, let_ctrl_c_through
-from preprocess.errors import PreprocessError, UnsafePathError
-from preprocess.formats.fsutil import clipped, file_digest, safe_relative
-from preprocess.registry import layout, records, splits, trainlist
-from preprocess.registry.model import Registry, Subset
+from preprocess.verify.pixelhash import pixel_fingerprint
 
 CHUNK = 32  # paths a worker takes at a time
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import zipfile
 
 from conftest import demo_config_file, demo_settings
-from preprocess.checks.rawcheck import check_source, fingerprint
 from preprocess.cli import main
 from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.fsutil import file_digest
+from preprocess.rawdata.rawcheck import check_source, fingerprint
 
 
 def _check(settings, source_id, cache=None):

@@ -37,9 +37,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preprocess.checks.pixelhash import decoder_versions
 from preprocess.errors import PreprocessError
 from preprocess.formats.fsutil import atomic_write_with
+from preprocess.verify.pixelhash import decoder_versions
 
 FORMAT = "# MedHEB-Bench pixel fingerprints, format 1"
 COLUMNS = ("subset", "path", "status", "mode", "dtype", "shape", "sha256")
@@ -167,7 +167,7 @@ def _write_with_header(out: Path, body: Path, found: Attestation) -> None:
 def header_text(found: Attestation) -> str:
     images = sum(n for _, n in found.subsets.values())
     lines = [
-        FORMAT + " (written by `python -m preprocess attest`; preprocess/checks/fingerprintfile.py documents it)",
+        FORMAT + " (written by `python -m preprocess attest`; preprocess/verify/fingerprintfile.py documents it)",
         '# sha256 of an image: "<mode> <dtype> <shape>\\n" then its decoded pixels, row-major, little-endian',
         "# a subset's digest: sha256 of its lines; the tree's: sha256 of every line below the column names",
         f"# decoder\t{found.decoder}",

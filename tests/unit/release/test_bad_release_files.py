@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from badinput import _bmp, run_case
-from preprocess.checks.validate import PathChecker, validate_file
+from preprocess.verify.validate import PathChecker, validate_file
 
 
 def _task(path: Path, records) -> Path:

@@ -22,8 +22,8 @@ import yaml
 from PIL import Image
 
 from conftest import REPO, added_subsets, demo_config_file, demo_settings, demo_values
-from preprocess.checks.plan import BUILD, plan_subsets
 from preprocess.pipeline import steps
+from preprocess.readiness.buildable import BUILD, plan_subsets
 
 FIXTURE = REPO / "tests" / "data" / "demo-fingerprints.tsv"
 COLUMNS = "subset\tpath\tstatus\tmode\tdtype\tshape\tsha256"
@@ -342,7 +342,7 @@ def test_compare_on_a_named_pipe_without_a_writer_stops_with_its_name(tmp_path):
     fifo = tmp_path / "nobody-writes.fifo"
     os.mkfifo(fifo)
     code = (
-        "import sys; from preprocess.checks import fingerprintfile; fingerprintfile.FIFO_WAIT = 0.5; "
+        "import sys; from preprocess.verify import fingerprintfile; fingerprintfile.FIFO_WAIT = 0.5; "
         "from preprocess.cli import main; "
         f"sys.exit(main(['attest', '--compare', {str(fifo)!r}, {str(mine)!r}]))"
     )
@@ -355,7 +355,7 @@ def test_a_lone_surrogate_in_a_path_reads_back_exactly(tmp_path):
     """A task file may name `a\udc80.png` (JSON's \udc80 escape): the file holds the escape text, which reads
     back as the same character, so the file compares equal to itself and its order holds. A literal backslash
     before `udc80`, a tab and a newline keep their own escapes."""
-    from preprocess.checks import fingerprintfile
+    from preprocess.verify import fingerprintfile
 
     paths = sorted(["2D_Images/X/aZ.png", "2D_Images/X/a_.png", "2D_Images/X/a\udc80.png", "2D_Images/X/b\\udc80.png",
                     "2D_Images/X/c\td\ne.png"])  # fmt: skip
@@ -457,7 +457,7 @@ def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_dig
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
 def test_the_fingerprint_file_follows_the_umask_as_every_other_result(tmp_path, umask, mode):
     """Fingerprints are meant to be published: readable by whom the umask lets read the other results."""
-    from preprocess.checks import fingerprintfile
+    from preprocess.verify import fingerprintfile
 
     out = tmp_path / "results" / "fingerprints.tsv"
     previous = os.umask(umask)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.checks.validate import PathChecker, validate_file, validate_subset
 from preprocess.cli import main
 from preprocess.demo.images import encode, pattern
 from preprocess.registry.loader import load_registry
-from preprocess.registry.records import task_record_problems
+from preprocess.release.records import task_record_problems
+from preprocess.verify.validate import PathChecker, validate_file, validate_subset
 
 PNG = encode(pattern(1), "PNG")
 JPEG = encode(pattern(2), "JPEG")

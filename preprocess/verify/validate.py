@@ -13,8 +13,9 @@ from preprocess.formats import releasefile
 from preprocess.formats.fsutil import PATH_MAX, clipped, is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
 from preprocess.formats.rawroot import link_out
-from preprocess.registry import layout, records, trainlist
+from preprocess.registry import layout
 from preprocess.registry.model import Registry, Subset
+from preprocess.release import records, trainlist
 
 MISSING, UNREADABLE, UNSAFE, BAD_RECORD = "missing", "unreadable", "unsafe", "bad_record"
 NO_SUBSET = "no_subset"  # a Train_Data path under no subset's image folder
@@ -303,14 +304,6 @@ def produced_paths(manifests) -> set[str]:
     from preprocess.formats.manifest import read_manifest
 
     return {os.path.normpath(row[0]) for m in manifests for row in read_manifest(m) if row[1] != "problem"}
-
-
-def results_manifests(results: Path | None, subset: Subset) -> list[Path]:
-    """The subset's shard manifests in a workflow results folder (none when there is no such folder)."""
-    if results is None:
-        return []
-    folder = layout.shard_manifest(Path(results), subset, "x", 0, 1).parent
-    return sorted(folder.glob("*.tsv")) if folder.is_dir() else []
 
 
 def validate_train_data(

@@ -244,7 +244,7 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
     for source_id in source_ids:
         source = splits.checked_source(registry, settings, registry.source(source_id))
         if settings.allow_download and source.access == "open":
-            from preprocess.checks.fetch import fetch_open, limits  # requests only when downloads are allowed
+            from preprocess.rawdata.fetch import fetch_open, limits  # requests only when downloads are allowed
 
             fetch_open(source, settings.raw_root, bounds=limits(settings))
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)

@@ -14,10 +14,10 @@ import yaml
 from hubserver import TRICKLE, Site, serve
 
 from conftest import demo_config_file
-from preprocess.checks.fetch import fetch_url, limits
-from preprocess.checks.rawcheck import check_all
 from preprocess.cli import main
 from preprocess.errors import RawDataError, UnsafePathError
+from preprocess.rawdata.fetch import fetch_url, limits
+from preprocess.rawdata.rawcheck import check_all
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import load_registry
 
@@ -432,7 +432,7 @@ def test_an_unreachable_hub_is_one_line(demo, tmp_path, capsys, monkeypatch):
 
 
 def test_credentialed_sites_get_the_commands_to_run(tmp_path):
-    from preprocess.checks.fetch import commands
+    from preprocess.rawdata.fetch import commands
 
     registry = load_registry()
     assert commands(registry.source("vindr_cxr"), "/r", "v.txt", "my.yaml") == [

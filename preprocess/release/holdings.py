@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.checks.validate import results_manifests
-from preprocess.registry import releasenames, splits
+from preprocess.registry import splits
+from preprocess.registry.layout import shard_manifests
+from preprocess.release import releasenames
 
 FROM_RELEASE = "from the release"
 ABSENT = "images absent"  # the end of a partly present subset's plan reason
@@ -52,7 +53,7 @@ def presence(registry, subset, settings, results: Path | None) -> Presence:
         train = releasenames.train_records(data_basedir, registry, subset)
         paths |= {path for record in train for path in record.paths}
     present = sum(os.path.isfile(data_basedir / path) for path in paths)
-    return Presence(len(paths), present, bool(results_manifests(results, subset)))
+    return Presence(len(paths), present, bool(shard_manifests(results, subset)))
 
 
 def taken_from_release(registry, subset, settings, results: Path | None) -> bool:

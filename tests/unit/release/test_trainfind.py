@@ -14,8 +14,8 @@ import pytest
 
 from conftest import DATA, demo_config_file, demo_settings
 from preprocess.pipeline import steps
-from preprocess.registry import trainlist
 from preprocess.registry.loader import load_registry
+from preprocess.release import trainlist
 
 TRAIN_TSV = DATA / "train-jsonl.tsv"
 BRAIN = "Train_Data/2D_Task/Brain_Tumor_MRI/Brain_Tumor_MRI_train.jsonl"

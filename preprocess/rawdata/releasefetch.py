@@ -16,10 +16,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preprocess.checks import fetch
 from preprocess.convert.outputs import ready_folder
 from preprocess.errors import RawDataError
 from preprocess.formats.fsutil import file_type, safe_relative
+from preprocess.rawdata import fetch
 from preprocess.registry import layout
 
 SHOWN = 20  # kept files listed by name; the rest are counted

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from preprocess.formats import releasefile
-from preprocess.registry import records
 from preprocess.registry.model import Registry, Subset
+from preprocess.release import records
 
 TRAIN_DATA = "Train_Data"
 

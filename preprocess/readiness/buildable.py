@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from preprocess.checks.rawcheck import SourceCheck, subset_missing
-from preprocess.checks.release import ABSENT, FROM_RELEASE, presence
 from preprocess.errors import RawDataError
-from preprocess.registry import releasenames
+from preprocess.rawdata.rawcheck import SourceCheck, subset_missing
 from preprocess.registry.model import Registry
+from preprocess.release import releasenames
+from preprocess.release.holdings import ABSENT, FROM_RELEASE, presence
 
 # build | validate (a text subset: nothing to convert) | release (its images are the release's, in place: it is
 # validated, not built) | skip (not built, with why)
@@ -47,7 +47,7 @@ def plan_subsets(
 
 def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None, results=None) -> SubsetPlan:
     """Build, validate (a text subset), take from the release or skip one subset, given the checks of its
-    sources and what DATA_BASEDIR holds (checks/release.py; with `settings` only). A release file of the
+    sources and what DATA_BASEDIR holds (release/holdings.py; with `settings` only). A release file of the
     subset that exists but cannot be read skips it first, whatever else holds: validate would fail it."""
     if subset.is_text:
         return SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert")

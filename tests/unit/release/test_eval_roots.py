@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from conftest import DATA, added_subsets
-from preprocess.checks.validate import validate_subset
 from preprocess.cli import main
 from preprocess.demo import RELEASE
 from preprocess.demo.images import encode, pattern
-from preprocess.registry import records
 from preprocess.registry.loader import load_registry
+from preprocess.release import records
+from preprocess.verify.validate import validate_subset
 from seed_tree import seed_layout
 
 ROOTS_FILE = DATA / "eval-image-roots.tsv"

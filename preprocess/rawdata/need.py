@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from preprocess.checks import release
 from preprocess.formats import unpacked
 from preprocess.formats.rawroot import Boundary
-from preprocess.registry import releasenames, splits, trainlist
+from preprocess.registry import splits
 from preprocess.registry.model import Conversion, Registry, Source, Subset
+from preprocess.release import holdings, releasenames, trainlist
 
 
 @dataclass
@@ -149,10 +149,10 @@ def needs(settings, registry: Registry, source_ids: list[str], results=None) -> 
         users = [sid for sid in subset.source_ids if sid in result]
         if not users:
             continue
-        if subset.is_text or release.taken_from_release(registry, subset, settings, results):
-            why = release.TEXT_ONLY if subset.is_text else release.NOT_NEEDED
+        if subset.is_text or holdings.taken_from_release(registry, subset, settings, results):
+            why = holdings.TEXT_ONLY if subset.is_text else holdings.NOT_NEEDED
             for sid in users:
-                result[sid].notes.append(f"{subset.key}: {release.FROM_RELEASE}: {why}")
+                result[sid].notes.append(f"{subset.key}: {holdings.FROM_RELEASE}: {why}")
             continue
         named = named_paths(settings, registry, subset) if subset.image_root else []
         # a farm's links and a crop's names are relative to the image root; slice folders to the subset's folder

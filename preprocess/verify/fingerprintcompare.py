@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preprocess.checks.fingerprintfile import Entry, Header, opened
+from preprocess.verify.fingerprintfile import Entry, Header, opened
 
 # --- comparing ---------------------------------------------------------------------------------------
 

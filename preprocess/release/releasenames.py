@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from preprocess.formats import releasefile
-from preprocess.registry import layout, records, trainlist
+from preprocess.registry import layout
+from preprocess.release import records, trainlist
 
 TEST, TRAIN = "test", "train"
 UNREADABLE = "cannot be read:"  # in the line of a release file that exists but cannot be read

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.checks.rawcheck import _glob
 from preprocess.errors import RawDataError
 from preprocess.formats import textparse
 from preprocess.formats.fsutil import atomic_write_text, file_digest
 from preprocess.formats.npzio import SPLITS, NpzFile
 from preprocess.formats.rawroot import Boundary
+from preprocess.rawdata.rawcheck import _glob
 from preprocess.registry import layout
 
 

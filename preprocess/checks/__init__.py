@@ -1,2 +1,0 @@
-"""Looking before and after a build: the raw downloads (check, register, download), what can be
-built (plan), and the built tree (validate, attest)."""
