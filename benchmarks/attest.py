@@ -31,7 +31,7 @@ from timing import pinned, timed  # noqa: E402
 
 from preprocess.demo import write_demo  # noqa: E402
 from preprocess.pipeline import steps  # noqa: E402
-from preprocess.readiness.buildable import BUILD, plan_subsets  # noqa: E402
+from preprocess.readiness.buildable import BUILD, decide_subsets  # noqa: E402
 from preprocess.registry import layout  # noqa: E402
 from preprocess.registry.config import settings_from_dict  # noqa: E402
 from preprocess.release import records  # noqa: E402
@@ -50,7 +50,7 @@ def build_demo(folder: Path) -> dict:
     settings = settings_from_dict(values)
     build = steps.Build(settings)
     checks = build.check(sources=sorted(build.registry.sources))
-    for plan in plan_subsets(build.registry, "all", checks, settings):
+    for plan in decide_subsets(build.registry, "all", checks, settings):
         if plan.action == BUILD:
             build.convert(subset=plan.subset, checks=checks)
     return values

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from preprocess.formats import textparse
 from preprocess.rawdata.rawcheck import SourceCheck, current
-from preprocess.readiness.buildable import SKIP, SubsetPlan, plan_subset
+from preprocess.readiness.buildable import SKIP, SubsetDecision, decide_subset
 from preprocess.registry import layout
 
 
@@ -57,7 +57,7 @@ def checks(registry, settings, results: Path | None, checked: dict[str, SourceCh
     return {**earlier_checks(registry, settings, results, checked), **checked}
 
 
-def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -> list[SubsetPlan]:
+def plans(registry, settings, results: Path | None, planned: list[SubsetDecision]) -> list[SubsetDecision]:
     """This run's plans and, in a partial run, every other subset whose sources were all checked before: not
     built and why (from those checks), or built when its validation report is there; in registry order."""
     if not partial(settings, results):
@@ -69,13 +69,13 @@ def plans(registry, settings, results: Path | None, planned: list[SubsetPlan]) -
         if subset.key in mine:
             view.append(mine[subset.key])
         elif all(source_id in known for source_id in subset.source_ids):
-            plan = plan_subset(registry, subset, known, settings, results)
+            plan = decide_subset(registry, subset, known, settings, results)
             if plan.action == SKIP or layout.subset_file(results, layout.SUBSET_REPORT, subset.key).is_file():
                 view.append(plan)
     return view
 
 
-def report_files(results: Path | None, view: list[SubsetPlan], mine) -> list[Path]:
+def report_files(results: Path | None, view: list[SubsetDecision], mine) -> list[Path]:
     """This run's validation reports and those earlier runs left for the other built subsets of the view, in
     the view's order."""
     mine = [Path(path) for path in mine]

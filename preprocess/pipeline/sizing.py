@@ -10,20 +10,20 @@ from dataclasses import asdict, replace
 
 from preprocess.errors import PreprocessError
 from preprocess.rawdata.rawcheck import check_all
-from preprocess.readiness.buildable import plan_subset
+from preprocess.readiness.buildable import decide_subset
 from preprocess.sizing import budget, report, stages
 from preprocess.sizing.costs import COSTS
 from preprocess.sizing.estimate import at_target, estimate, planned_conversions
 
 
 def raw_plans(settings, registry, results=None) -> dict:
-    """What a build would do with each selected subset (preprocess.readiness.buildable.SubsetPlan), from a presence
+    """What a build would do with each selected subset (preprocess.readiness.buildable.SubsetDecision), from a presence
     check of its sources: file lists and counts, no checksums (`check` verifies those) and no download. The
     results folder's manifests tell a subset we built from one the release ships."""
     quick = replace(settings, verify_checksums=False, allow_download=False)
     chosen = registry.select(settings.subsets)
     checks = check_all(registry, quick, sorted({s for subset in chosen for s in subset.source_ids}), None)
-    return {subset.key: plan_subset(registry, subset, checks, settings, results) for subset in chosen}
+    return {subset.key: decide_subset(registry, subset, checks, settings, results) for subset in chosen}
 
 
 def planned_items(registry, settings, subset, conversion) -> int | None:

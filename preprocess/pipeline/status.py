@@ -10,7 +10,7 @@ from pathlib import Path
 from preprocess.formats import tables
 from preprocess.pipeline import steps
 from preprocess.pipeline.validation import from_release, validate_files
-from preprocess.readiness.buildable import plan_subsets
+from preprocess.readiness.buildable import decide_subsets
 from preprocess.registry import layout, splits
 from preprocess.release.holdings import FROM_RELEASE
 from preprocess.verify import attest, validate
@@ -21,7 +21,7 @@ def print_status(settings, registry, results: Path | None, as_json: bool = False
     plans = None
     if settings.raw_root_given:
         checks = steps.Build(settings, registry, results).check(sources=sorted(registry.sources))
-        plans = {p.subset: p for p in plan_subsets(registry, "all", checks, settings, results)}
+        plans = {p.subset: p for p in decide_subsets(registry, "all", checks, settings, results)}
     rows, counts = [], {}
     fingerprints = results / layout.FINGERPRINTS if results is not None else None
     published = attest.published_states(registry, fingerprints)

@@ -18,11 +18,11 @@ from preprocess.rawdata.rawcheck import SourceCheck, check_all, current, subset_
 from preprocess.readiness.buildable import (
     RELEASE,
     SKIP,
-    SubsetPlan,
+    SubsetDecision,
+    decide_subsets,
     explain_blocked,
     over_release,
     plan_from_json,
-    plan_subsets,
     plan_to_json,
     release_reason,
 )
@@ -68,7 +68,7 @@ class Build:
             print("\n" + summaries.unusable_text(checks))
         if table_out is not None:
             _write_sources_table(self.registry, every, Path(table_out), page_out)
-        plans = plan_subsets(self.registry, self.settings.subsets, checks, self.settings, self.results)
+        plans = decide_subsets(self.registry, self.settings.subsets, checks, self.settings, self.results)
         print()
         print(summaries.plan_table(plans, checks, self.registry))
         released = {p.subset for p in plans if p.action == RELEASE}
@@ -125,7 +125,7 @@ class Build:
         if problems:
             instructions = {s: checks[s].instructions for s in {p.split(":")[0] for p in problems}}
             raise RawDataError(
-                explain_blocked([SubsetPlan(subset.key, SKIP, "raw data not complete", problems, instructions)])
+                explain_blocked([SubsetDecision(subset.key, SKIP, "raw data not complete", problems, instructions)])
             )
 
     def _require_release(self, subset, named: list) -> None:
@@ -133,7 +133,7 @@ class Build:
         outputs (release/releasenames.py)."""
         release = releasenames.missing_for_build(self.registry, subset, self.settings, named)
         if release:
-            raise RawDataError(explain_blocked([SubsetPlan(subset.key, SKIP, release_reason(release), release)]))
+            raise RawDataError(explain_blocked([SubsetDecision(subset.key, SKIP, release_reason(release), release)]))
 
     def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
         """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""
@@ -386,7 +386,7 @@ def _summary_text(all_reports, skipped: list[str], bad_items: list[dict], instru
     return text + f"\n\n{len(all_reports) - len(failed)} of {len(all_reports)} task files resolve every path"
 
 
-def _origin_text(plans: list[SubsetPlan]) -> str:
+def _origin_text(plans: list[SubsetDecision]) -> str:
     """The end of the summary's last line: where the validated subsets' files come from."""
     counts = summaries.origin_counts(plans)
     return f" ({counts['from_release']} subsets from the release, {counts['built']} built).\n"

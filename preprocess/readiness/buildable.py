@@ -24,7 +24,7 @@ def release_reason(lines: list[str]) -> str:
 
 
 @dataclass
-class SubsetPlan:
+class SubsetDecision:
     subset: str
     action: str  # BUILD | VALIDATE | RELEASE | SKIP
     reason: str = ""
@@ -32,12 +32,12 @@ class SubsetPlan:
     instructions: dict[str, str] = field(default_factory=dict)
 
 
-def plan_subsets(
+def decide_subsets(
     registry: Registry, selection, checks: dict[str, SourceCheck], settings=None, results=None
-) -> list[SubsetPlan]:
-    """One plan per selected subset (for the splits `settings` asks for; None: test); a subset named explicitly
+) -> list[SubsetDecision]:
+    """One decision per selected subset (for the splits `settings` asks for; None: test); a subset named explicitly
     that cannot be built raises RawDataError. `results`: the folder whose manifests tell what we built."""
-    plans = [plan_subset(registry, subset, checks, settings, results) for subset in registry.select(selection)]
+    plans = [decide_subset(registry, subset, checks, settings, results) for subset in registry.select(selection)]
     if selection != "all":
         blocked = [p for p in plans if p.action == SKIP]
         if blocked:
@@ -45,41 +45,43 @@ def plan_subsets(
     return plans
 
 
-def plan_subset(registry: Registry, subset, checks: dict[str, SourceCheck], settings=None, results=None) -> SubsetPlan:
+def decide_subset(
+    registry: Registry, subset, checks: dict[str, SourceCheck], settings=None, results=None
+) -> SubsetDecision:
     """Build, validate (a text subset), take from the release or skip one subset, given the checks of its
     sources and what DATA_BASEDIR holds (release/holdings.py; with `settings` only). A release file of the
     subset that exists but cannot be read skips it first, whatever else holds: validate would fail it."""
     if subset.is_text:
-        return SubsetPlan(subset.key, VALIDATE, "text only: nothing to convert")
+        return SubsetDecision(subset.key, VALIDATE, "text only: nothing to convert")
     problems = subset_missing(registry, subset, checks, settings=settings)
     release = releasenames.missing_for_build(registry, subset, settings) if settings is not None else []
     if release_reason(release) == RELEASE_UNREADABLE:
-        return SubsetPlan(subset.key, SKIP, RELEASE_UNREADABLE, release)
+        return SubsetDecision(subset.key, SKIP, RELEASE_UNREADABLE, release)
     held = presence(registry, subset, settings, results) if settings is not None and subset.redistributed else None
     if held is not None and held.from_release and (problems or settings.build == "missing"):
-        return SubsetPlan(subset.key, RELEASE, FROM_RELEASE)
+        return SubsetDecision(subset.key, RELEASE, FROM_RELEASE)
     if release and not problems:
-        return SubsetPlan(subset.key, SKIP, release_reason(release), release)
+        return SubsetDecision(subset.key, SKIP, release_reason(release), release)
     partial = held is not None and 0 < held.present < held.named and not held.ours
     if partial and problems:  # the release's images in part, no raw data to write the rest: validated as the
         # release has them, so each absent image fails the validation by its path (issue 41, item 2)
-        return SubsetPlan(subset.key, RELEASE, f"{FROM_RELEASE}: {held.absent_text()}", problems)
+        return SubsetDecision(subset.key, RELEASE, f"{FROM_RELEASE}: {held.absent_text()}", problems)
     if not problems:
         if held is not None and held.from_release:
-            return SubsetPlan(subset.key, BUILD, COMPARED)
-        return SubsetPlan(subset.key, BUILD, held.absent_text() if partial else "")
+            return SubsetDecision(subset.key, BUILD, COMPARED)
+        return SubsetDecision(subset.key, BUILD, held.absent_text() if partial else "")
     bad = sorted({p.split(":")[0] for p in problems})
     reason = f"raw {'/'.join(sorted({checks[s].status for s in bad}))}"
-    return SubsetPlan(subset.key, SKIP, reason, problems, {s: checks[s].instructions for s in bad})
+    return SubsetDecision(subset.key, SKIP, reason, problems, {s: checks[s].instructions for s in bad})
 
 
-def over_release(plan: SubsetPlan) -> bool:
+def over_release(plan: SubsetDecision) -> bool:
     """Whether the build writes the subset over release files in place (every one, or the present part of a
     partly absent subset): those are compared, never replaced."""
     return plan.action == BUILD and (plan.reason == COMPARED or plan.reason.endswith(ABSENT))
 
 
-def explain_blocked(blocked: list[SubsetPlan]) -> str:
+def explain_blocked(blocked: list[SubsetDecision]) -> str:
     lines = ["these subsets were asked for but cannot be built:"]
     for plan in blocked:
         lines.append(f"\n{plan.subset}: not built: {plan.reason}")
@@ -90,9 +92,9 @@ def explain_blocked(blocked: list[SubsetPlan]) -> str:
     return "\n".join(lines)
 
 
-def plan_to_json(plans: list[SubsetPlan]) -> list[dict]:
+def plan_to_json(plans: list[SubsetDecision]) -> list[dict]:
     return [asdict(p) for p in plans]
 
 
-def plan_from_json(rows: list[dict]) -> list[SubsetPlan]:
-    return [SubsetPlan(**row) for row in rows]
+def plan_from_json(rows: list[dict]) -> list[SubsetDecision]:
+    return [SubsetDecision(**row) for row in rows]

@@ -7,7 +7,7 @@ from pathlib import Path
 from preprocess.convert.compare import SAME
 from preprocess.formats import tables
 from preprocess.rawdata.rawcheck import PRESENT, SourceCheck
-from preprocess.readiness.buildable import BUILD, RELEASE, SKIP, VALIDATE, SubsetPlan
+from preprocess.readiness.buildable import BUILD, RELEASE, SKIP, VALIDATE, SubsetDecision
 from preprocess.registry.model import Registry
 from preprocess.release.holdings import FROM_RELEASE
 from preprocess.verify.validate import JsonReport
@@ -57,7 +57,7 @@ def instructions_text(registry: Registry, checks: dict[str, SourceCheck], releas
     return "\n".join(blocks)
 
 
-def plan_table(plans: list[SubsetPlan], checks: dict[str, SourceCheck], registry: Registry) -> str:
+def plan_table(plans: list[SubsetDecision], checks: dict[str, SourceCheck], registry: Registry) -> str:
     rows = []
     for plan in plans:
         if plan.action == SKIP:
@@ -178,14 +178,14 @@ def write_text(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
-def origin_counts(plans: list[SubsetPlan]) -> dict:
+def origin_counts(plans: list[SubsetDecision]) -> dict:
     """Validated subsets by where their files come from: the release (its images in place, or a text subset's
     task files alone) or this build."""
     from_release = sum(p.action in (RELEASE, VALIDATE) for p in plans)
     return {"from_release": from_release, "built": sum(p.action == BUILD for p in plans)}
 
 
-def front_counts(plans: list[SubsetPlan], all_reports: list[JsonReport], bad_items: list[dict]) -> dict:
+def front_counts(plans: list[SubsetDecision], all_reports: list[JsonReport], bad_items: list[dict]) -> dict:
     """The numbers of the report's first page: subsets built, from the release, failed (a path does not
     resolve), not built."""
     failed_subsets = {r.subset for r in all_reports if not r.passed}
@@ -205,7 +205,7 @@ def front_counts(plans: list[SubsetPlan], all_reports: list[JsonReport], bad_ite
 
 
 def write_dashboard(
-    out: Path, summary: dict, plans: list[SubsetPlan], config: dict, front_out: Path | None = None
+    out: Path, summary: dict, plans: list[SubsetDecision], config: dict, front_out: Path | None = None
 ) -> None:
     """The build's front page twice: `out` standalone (links to the table files), and `front_out` (default:
     `front.html` beside it), the fragment Snakemake's report shows on its first page (links open the report's

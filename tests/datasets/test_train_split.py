@@ -20,7 +20,7 @@ from preprocess.cli import main
 from preprocess.errors import ConfigError, RawDataError
 from preprocess.pipeline import runview, steps
 from preprocess.rawdata.rawcheck import check_all
-from preprocess.readiness.buildable import plan_subset
+from preprocess.readiness.buildable import decide_subset
 from preprocess.registry import layout
 from preprocess.verify import validate
 
@@ -118,7 +118,7 @@ def test_a_check_made_for_the_test_split_is_done_again_for_a_train_build_never_t
     assert "2D_Task/VQA-RAD" not in [plan.subset for plan in view]
     assert f"{report}: looked for other files than this run's splits ask for, not used" in capsys.readouterr().out
     with pytest.raises(RawDataError, match=r"check of vqa_rad was made for other splits .* --forcerun check_source"):
-        plan_subset(settings.registry(), settings.registry().subset("2D_Task/VQA-RAD"), test_only, settings)
+        decide_subset(settings.registry(), settings.registry().subset("2D_Task/VQA-RAD"), test_only, settings)
 
 
 def test_a_train_conversion_named_without_all_says_what_to_set(demo):

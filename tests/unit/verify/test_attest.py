@@ -23,7 +23,7 @@ from PIL import Image
 
 from conftest import REPO, added_subsets, demo_config_file, demo_settings, demo_values
 from preprocess.pipeline import steps
-from preprocess.readiness.buildable import BUILD, plan_subsets
+from preprocess.readiness.buildable import BUILD, decide_subsets
 
 FIXTURE = REPO / "tests" / "data" / "demo-fingerprints.tsv"
 COLUMNS = "subset\tpath\tstatus\tmode\tdtype\tshape\tsha256"
@@ -36,7 +36,7 @@ def _build(folder: Path, template: Path) -> Path:
     settings = demo_settings(demo)
     build = steps.Build(settings)
     checks = build.check(sources=sorted(build.registry.sources))
-    for plan in plan_subsets(build.registry, "all", checks, settings):
+    for plan in decide_subsets(build.registry, "all", checks, settings):
         if plan.action == BUILD:
             build.convert(subset=plan.subset, checks=checks)
     return demo
