@@ -23,9 +23,9 @@ from preprocess.registry.loader import load_registry
 pytestmark = pytest.mark.registry_wide  # an added subset must pass it: make test-new-subset
 
 # The README (quick start, step 3) and docs/benchmarks.md ("The full benchmark at the registry's full counts"),
-# as they state them (docs/tables.py writes both tables): test 1.1 core-hours and 63.4 GB; all splits 18.5
-# core-hours and 706.9 GB (0.71 TB).
-README = {"test": (1.1, 63.4), "all": (18.5, 706.9)}
+# as they state them (docs/tables.py writes both tables): test 5.3 core-hours and 139.4 GB; all splits 27.7
+# core-hours and 1,134.0 GB (1.1 TB).
+README = {"test": (5.3, 139.4), "all": (27.7, 1134.0)}
 COUNTED = {"raw root", "release records", "registry"}
 PATHVQA_RELEASE = REPO / "preprocess/demo/release/2D_Task/PathVQA/Path-VQA_test.json"
 
@@ -71,7 +71,7 @@ def test_plan_with_nothing_downloaded_counts_every_subset_at_the_readmes_totals(
         chosen = [row for row in rows if splits == "all" or row["split"] == "test"]
         assert round(sum(row["core_hours"] for row in chosen), 1) == hours, splits
         assert round(sum(row["bytes"] for row in chosen) / 1e9, 1) == gigabytes, splits
-    assert round(sum(row["bytes"] for row in rows) / 1e12, 2) == 0.71  # 706.9 GB
+    assert round(sum(row["bytes"] for row in rows) / 1e12, 1) == 1.1  # the README's 1.1 TB
 
 
 def test_the_table_says_per_row_where_its_items_were_counted(tmp_path, empty):
@@ -87,7 +87,7 @@ def test_the_table_says_per_row_where_its_items_were_counted(tmp_path, empty):
     budget = [line.split() for line in lines if line.startswith(("test ", "all "))]
     assert [row[:2] for row in budget] == [["test", "32"], ["test", "256"], ["all", "32"], ["all", "256"]]
     for row in budget:  # the README's figures, as the budget prints them, whatever the cores
-        assert row[3:6] == (["1.1", "63.4", "GB"] if row[0] == "test" else ["18.5", "706.9", "GB"])
+        assert row[3:6] == (["5.3", "139.4", "GB"] if row[0] == "test" else ["27.7", "1.1", "TB"])
 
 
 def _touch(root: Path, *names: str) -> None:
@@ -116,7 +116,8 @@ def test_the_raw_root_counts_first_then_the_records_then_the_registry(tmp_path, 
     assert found[("2D_Task/ChestImagrome", "gold_crops")] == (1000, "registry")
     assert found[("2D_Task/ChestImagrome", "mimic_links")] == (11, "registry")  # its links, not the images
     assert found[("2D_Task/PathVQA", "parquet_records")] == (len(named), "release records")
-    assert found[("2D_Task/PathVQA", "parquet_records_train")] == (1, "registry")  # no Train_Data JSONL there
+    # no Train_Data JSONL there: the registry's bound, the 4,289 images PathVQA's pairs use (its card)
+    assert found[("2D_Task/PathVQA", "parquet_records_train")] == (4289, "registry")
     assert len(named) > 1
 
 
