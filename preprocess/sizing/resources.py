@@ -90,7 +90,9 @@ def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0, target:
     """The fewest shards that keep each job's predicted seconds under `target` (at most JOB_SECONDS) and its
     declared memory under MEM_TARGET_MB."""
     work = min(target, JOB_SECONDS) - cost.startup_seconds
-    shards = max(1, math.ceil(items * cost.seconds / speedup / work)) if work > 0 else items
+    per_job = math.floor(work * speedup / cost.seconds) if cost.seconds > 0 else items  # whole items a job holds
+    # counted in whole items, so that the largest shard (items over shards, rounded up) stays within the target
+    shards = max(1, math.ceil(items / per_job)) if work > 0 and per_job > 0 else items
     while shards < items and for_items(cost, shard_items(items, shards), threads).mem_mb > MEM_TARGET_MB:
         shards *= 2  # only where memory grows with the items: doubling reaches the bound in a few steps
     return max(1, min(shards, max(items, 1)))
