@@ -61,7 +61,7 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
             converted = [e for e in cut if e.stage == "convert"]
             by_stage = {"convert": converted, "validate": [], "attest": []}
             by_stage["check"] = [e for e in cut if e.stage == "check"]
-            for e in stages.subset_estimates(converted):
+            for e in stages.subset_estimates(converted, target):
                 by_stage[e.stage].append(e)
             walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage[stage]}
             memory = max(converted, key=lambda e: e.mem_mb, default=None)
