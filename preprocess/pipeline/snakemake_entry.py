@@ -67,9 +67,21 @@ def usage_line() -> str:
     )
 
 
+def _validate_shard(smk, build):
+    subset, shard, shards = _shard(smk)
+    build.validate_shard(subset=subset, shard=shard, shards=shards, out=Path(smk.output[0]))
+
+
+def _shard(smk) -> tuple[str, int, int]:
+    """The subset, shard and shard count a shard job's wildcards name."""
+    return f"{smk.wildcards.group}/{smk.wildcards.folder}", int(smk.wildcards.shard), int(smk.wildcards.shards)
+
+
 def _validate_subset(smk, build):
     subset = f"{smk.wildcards.group}/{smk.wildcards.folder}"
-    build.validate(subset=subset, report_out=Path(smk.output[0]), manifests=smk.input.manifests)
+    build.validate(
+        subset=subset, report_out=Path(smk.output[0]), manifests=smk.input.manifests, shards=smk.input.shards
+    )
 
 
 def _validation_summary(smk, build):
@@ -89,9 +101,13 @@ def _validation_summary(smk, build):
     )
 
 
+def _attest_shard(smk, build):
+    subset, shard, shards = _shard(smk)
+    build.attest(out=Path(smk.output[0]), workers=smk.threads, subset=subset, shard=(shard, shards))
+
+
 def _attest_subset(smk, build):
-    subset = f"{smk.wildcards.group}/{smk.wildcards.folder}"
-    build.attest(out=Path(smk.output[0]), workers=smk.threads, subset=subset)
+    build.merge_fingerprints(files=smk.input, out=Path(smk.output[0]))
 
 
 def _fingerprints(smk, build):
@@ -132,9 +148,11 @@ STEPS = {
     "check_source": _check_source,
     "plan": _plan,
     "convert": _convert,
+    "validate_shard": _validate_shard,
     "validate_subset": _validate_subset,
     "validation_summary": _validation_summary,
     "validation_passed": _validation_passed,
+    "attest_shard": _attest_shard,
     "attest_subset": _attest_subset,
     "fingerprints": _fingerprints,
 }

@@ -13,7 +13,7 @@ from preprocess.formats import tables, textparse
 from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.formats.manifest import read_manifest
 from preprocess.pipeline import runview
-from preprocess.pipeline.validation import validate_files
+from preprocess.pipeline.validation import validate_files, validate_shard
 from preprocess.rawdata.rawcheck import SourceCheck, check_all, current, subset_missing
 from preprocess.readiness.buildable import (
     RELEASE,
@@ -135,10 +135,12 @@ class Build:
         if release:
             raise RawDataError(explain_blocked([SubsetDecision(subset.key, SKIP, release_reason(release), release)]))
 
-    def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=()):
-        """Validate one subset's task files; write its JSON report (with the items its conversions skipped)."""
+    def validate(self, *, subset: str, report_out: Path, decode: str | None = None, manifests=(), shards=()):
+        """Validate one subset's task files; write its JSON report (with the items its conversions skipped).
+        `shards`: the answers of its validate_shard jobs, taken as given (verify/validateshards.py)."""
         chosen = self.registry.subset(subset)
-        found = validate_files(self.registry, self.settings, chosen, self.settings.raw_root, decode, manifests)
+        raw_root = self.settings.raw_root
+        found = validate_files(self.registry, self.settings, chosen, raw_root, decode, manifests, shards)
         print(summaries.validation_table(found) if found else f"{chosen.key}: no task files")
         for text in (summaries.unloadable_text(found), summaries.unproduced_text(found)):
             if text:
@@ -153,6 +155,12 @@ class Build:
             {"subset": chosen.key, "files": files, "skipped_items": skipped_items(manifests), "kept": kept},
         )
         return found
+
+    def validate_shard(self, *, subset: str, shard: int, shards: int, out: Path) -> None:
+        """Check the paths of one shard of a subset's validation; their answers into `out`."""
+        chosen = self.registry.subset(subset)
+        checked = validate_shard(self.registry, self.settings, chosen, self.settings.raw_root, shard, shards, out)
+        print(f"{chosen.key}: shard {shard} of {shards}: {checked:,} paths checked")
 
     def contact_sheet(self, *, manifests, out: Path, count: int = 16) -> None:
         """A grid of `count` outputs sampled from the subset's manifests: the files it wrote, and the images
@@ -235,15 +243,16 @@ class Build:
             summaries.write_dashboard(Path(dashboard_out), summary, plans, config or {}, front_out)
         return summary
 
-    def attest(self, *, out: Path, workers: int = 1, subset: str | None = None):
-        """The pixel fingerprints of the selected subsets that are built, or of one subset (verify/attest.py)."""
+    def attest(self, *, out: Path, workers: int = 1, subset: str | None = None, shard=None):
+        """The pixel fingerprints of the selected subsets that are built, or of one subset (verify/attest.py);
+        `shard` (i, n): the images at positions i, i + n, ... of its sorted paths alone."""
         from preprocess.verify import attest
 
         chosen = [self.registry.subset(subset)] if subset is not None else self.registry.select(self.settings.subsets)
         found = attest.attest(
             self.registry, chosen, self.settings.data_basedir, Path(out),
             raw_root=self.settings.raw_root, settings=self.settings, workers=workers,
-            progress_interval=self.settings.progress_interval,
+            progress_interval=self.settings.progress_interval, shard=shard,
         )  # fmt: skip
         print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
         return found
@@ -251,7 +260,6 @@ class Build:
     def gather_fingerprints(self, *, files, out: Path):
         """The tree's fingerprint file from the per-subset ones; a run of some subsets (`subsets:` a list) also
         takes those an earlier run left for the other subsets, so the file still describes the whole tree."""
-        from preprocess.verify import fingerprintfile
 
         files = [Path(f) for f in files]
         if self.settings.subsets != "all":
@@ -260,6 +268,12 @@ class Build:
                 path = layout.subset_file(self.results, layout.SUBSET_FINGERPRINTS, subset.key)
                 if subset.key not in selected and path.is_file():
                     files.append(path)
+        return self.merge_fingerprints(files=files, out=out)
+
+    def merge_fingerprints(self, *, files, out: Path):
+        """One fingerprint file from several (a subset's shards, or the subsets' files)."""
+        from preprocess.verify import fingerprintfile
+
         found = fingerprintfile.merge(files, Path(out))
         print(f"{out}: {sum(found.counts.values())} images of {len(found.subsets)} subsets, tree {found.tree}")
         return found

@@ -12,16 +12,35 @@ from preprocess.pipeline import names
 from preprocess.registry import layout, splits
 from preprocess.release.holdings import presence
 from preprocess.reports import summaries
-from preprocess.verify import validate
+from preprocess.verify import validate, validateshards
 
 
-def validate_files(registry, settings, subset, raw_root: Path | None, decode: str | None = None, manifests=()):
+def validate_files(
+    registry, settings, subset, raw_root: Path | None, decode: str | None = None, manifests=(), shards=(),
+    checker_class=None,
+):  # fmt: skip
     """The reports of the subset's task files and Train_Data files under DATA_BASEDIR (train paths absent count
-    as not built unless the settings build the train split); `decode` None: the config's."""
+    as not built unless the settings build the train split); `decode` None: the config's. `shards`: the files
+    of the validation's shards (validate_shard), whose answers are taken as given."""
+    if shards:
+        known = validateshards.read_answers(shards)
+        checker_class = validateshards.answering(settings.data_basedir, known)
     return validate.validate_subset(
         registry, subset, settings.data_basedir, raw_root, decode or settings.validate_decode,
-        train_built=splits.wanted(settings, subset) == splits.ALL, manifests=manifests,
+        train_built=splits.wanted(settings, subset) == splits.ALL, manifests=manifests, checker_class=checker_class,
     )  # fmt: skip
+
+
+def validate_shard(registry, settings, subset, raw_root: Path | None, shard: int, shards: int, out: Path) -> int:
+    """Check the paths of shard `shard` of `shards` of the subset's files (the workflow's validate_shard); their
+    answers into `out`, for the subset's report (validate_files with `shards`). Returns the paths checked."""
+
+    def walk(checker_class):
+        validate_files(registry, settings, subset, raw_root, checker_class=checker_class)
+
+    rows = validateshards.shard_answers(walk, settings.data_basedir, shard, shards)
+    validateshards.write_shard(out, subset.key, shard, shards, rows)
+    return len(rows)
 
 
 def from_release(registry, subset, settings, results) -> bool:

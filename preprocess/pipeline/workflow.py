@@ -14,7 +14,7 @@ from preprocess.registry import layout, splits
 from preprocess.registry.config import check_config
 from preprocess.registry.model import GROUPS
 from preprocess.release import releasenames
-from preprocess.sizing import allocation, shards
+from preprocess.sizing import allocation, shards, verifyjobs
 from preprocess.sizing.resources import rule_resources
 
 RESULTS = layout.RESULTS
@@ -36,6 +36,7 @@ __all__ = [
     "record_files",
     "rule_resources",
     "task_files",
+    "verification",
     "workflow_settings",
 ]
 
@@ -76,6 +77,12 @@ def job_group(settings, registry, subset, conversion, count: int) -> str | None:
 def job_resources(settings, registry, subset, conversion, count: int):
     """threads, mem_mb and runtime of the conversion's largest shard (sizing/shards.py)."""
     return shards.job_resources(settings, registry, subset, conversion, count)
+
+
+def verification(settings, registry, subset, stage: str):
+    """The subset's validation or fingerprints (stage validate, attest) as jobs: its shards for a target,
+    what each declares, its merge's (sizing/verifyjobs.py)."""
+    return verifyjobs.subset_verifications(settings, registry, subset)[stage]
 
 
 def record_files(settings, subset, side: str) -> list[str]:

@@ -16,6 +16,8 @@ CHECK_REPORT = "check/sources/{source}.json"
 NEED_MISSING = "need/{source}-missing.txt"  # the needed raw files `check` did not find (medheb need)
 SHARD_MANIFEST = "convert/{group}/{folder}/{conversion}.{shard}-of-{shards}.tsv"
 SUBSET_REPORT = "validation/subsets/{group}/{folder}.json"
+# a shard of a subset's validation: the answers of its slice of the paths, of which the merge makes SUBSET_REPORT
+VALIDATE_SHARD = "validation/shards/{group}/{folder}/{shard}-of-{shards}.json"
 CONTACT_SHEET = "report/contact/{group}/{folder}.png"
 PLAN = "plan.json"
 NOT_BUILT = "not-built.md"
@@ -27,6 +29,7 @@ PASSED = "validation/passed.txt"
 EVAL_CONFIG = "eval-config/{group}.yaml"
 FINGERPRINTS = "fingerprints.tsv"  # the pixel fingerprints of the built tree (preprocess/verify/attest.py)
 SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which the workflow makes FINGERPRINTS
+ATTEST_SHARD = "attest/shards/{group}/{folder}/{shard}-of-{shards}.tsv"  # a slice of them, merged into that
 
 
 def results_of_manifest(manifest: Path) -> Path:
@@ -84,6 +87,12 @@ def subset_slug(subset: Subset) -> str:
 def shard_manifest(results: Path, subset: Subset, conversion: str, shard: int, shards: int) -> Path:
     fields = {"group": subset.group, "folder": subset.folder, "conversion": conversion}
     return results / SHARD_MANIFEST.format(**fields, shard=shard, shards=shards)
+
+
+def stage_shards(results: Path, pattern: str, subset: Subset, shards: int) -> list[Path]:
+    """The files of a subset's validation (VALIDATE_SHARD) or fingerprint (ATTEST_SHARD) cut into `shards`."""
+    fields = {"group": subset.group, "folder": subset.folder, "shards": shards}
+    return [results / pattern.format(**fields, shard=shard) for shard in range(shards)]
 
 
 def check_report(results: Path, source_id: str) -> Path:

@@ -27,19 +27,25 @@ STAGES = ("check", "convert", "validate", "attest")  # in turn: each waits for t
 
 def _walls(estimates, cores: int) -> dict:
     """Of one stage's estimates: its jobs, core-hours, longest predicted job (seconds), and its local and SLURM
-    wall hours next to their lower bounds."""
+    wall hours next to their lower bounds. A stage cut into shards and merges (stages.py: the validation, the
+    fingerprints) runs its merges once its shards are done: the two walls, and the two bounds, add up."""
+    phases = [[e for e in estimates if e.conversion != "merge"], [e for e in estimates if e.conversion == "merge"]]
     jobs = _jobs(estimates)
-    work = sum(seconds * threads for seconds, threads in jobs)
-    longest = max((e.startup_seconds + e.item_seconds for e in estimates if e.items), default=0.0)
-    return {
+    found = {
         "jobs": len(jobs),
         "core_hours": sum(e.core_hours for e in estimates),
         "longest_job_seconds": max((seconds for seconds, _ in jobs), default=0.0),
-        "local": wall_seconds(jobs, cores) / 3600,
-        "slurm": slurm_wall_seconds(jobs, cores) / 3600,
-        "local_bound": allocation.lower_bound(work, longest, cores) / 3600,
-        "slurm_bound": allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS) / 3600,
+        **dict.fromkeys(("local", "slurm", "local_bound", "slurm_bound"), 0.0),
     }
+    for phase in (p for p in phases if p):
+        jobs = _jobs(phase)
+        work = sum(seconds * threads for seconds, threads in jobs)
+        longest = max((e.startup_seconds + e.item_seconds for e in phase if e.items), default=0.0)
+        found["local"] += wall_seconds(jobs, cores) / 3600
+        found["slurm"] += slurm_wall_seconds(jobs, cores) / 3600
+        found["local_bound"] += allocation.lower_bound(work, longest, cores) / 3600
+        found["slurm_bound"] += allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS) / 3600
+    return found
 
 
 def target_for(estimates, cores: int | None, configured: int | None = None) -> float:
@@ -61,7 +67,7 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
             converted = [e for e in cut if e.stage == "convert"]
             by_stage = {"convert": converted, "validate": [], "attest": []}
             by_stage["check"] = [e for e in cut if e.stage == "check"]
-            for e in stages.subset_estimates(converted):
+            for e in stages.subset_estimates(converted, target):
                 by_stage[e.stage].append(e)
             walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage[stage]}
             memory = max(converted, key=lambda e: e.mem_mb, default=None)

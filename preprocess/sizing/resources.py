@@ -99,16 +99,20 @@ def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0, target:
 
 
 # The rules that convert nothing: what one job of each declares at the first attempt (a retry scales memory
-# and time by the attempt, as a convert job's). Their work is a few files per subset or source.
+# and time by the attempt, as a convert job's). Their work is a few files per subset or source. The validation's
+# and the fingerprints' jobs declare the runtime their paths predict instead (verifyjobs.py): theirs here is
+# the floor.
 RULES = {
     "check_source": Resources(1, 1000, 60),  # reads (and hashes) one source's raw files
     "plan": Resources(1, 1000, 10),
-    "validate_subset": Resources(1, 1000, 60),  # opens every image one subset's task files name
+    "validate_shard": Resources(1, 1000, RUNTIME_FLOOR),  # opens the images of a slice of one subset's paths
+    "validate_subset": Resources(1, 1000, RUNTIME_FLOOR),  # reads the subset's records with its shards' answers
     "validation_summary": Resources(1, 1000, 10),
     "validation_passed": Resources(1, 1000, 10),
     "contact_sheet": Resources(1, 1000, 10),
     "eval_config": Resources(1, 1000, 10),
-    "attest_subset": Resources(2, 1000, 240),  # decodes every image of one subset, on two processes
+    "attest_shard": Resources(2, 1000, RUNTIME_FLOOR),  # decodes a slice of one subset's images, on two processes
+    "attest_subset": Resources(1, 1000, RUNTIME_FLOOR),  # merges the subset's shard files
     "fingerprints": Resources(1, 1000, 30),
 }
 

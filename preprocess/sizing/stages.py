@@ -1,43 +1,31 @@
-"""The stages besides the conversions, in `plan` (issue 42, item 4), as the workflow runs them today:
+"""The stages besides the conversions, in `plan` (issue 42, item 4), as the workflow runs them:
 
 - the raw checks: one job per source (check_source), a presence check of its files (the registry's file
   counts) and the MD5 of every download that lists one (the npz archives; their bytes taken as their pixels,
   counts x size^dims x channels of the chosen variant: an upper bound of the deflated archive);
-- the validation: one job per subset (validate_subset), every path its task files name checked;
-- the fingerprints: one job per subset on two threads (attest_subset), every image decoded and hashed.
+- the validation: per subset, shards that each check a slice of the paths its task files name
+  (validate_shard), then one merge that writes its report (validate_subset);
+- the fingerprints: per subset, shards on two threads that each decode and hash a slice of its images
+  (attest_shard), then one merge that writes its file (attest_subset).
 
 Each priced from benchmarks/stage_costs.py (stage_costs.yaml): MD5 MB/s from the disk, seconds per file of a
 presence check, and per output file at real sizes validate's and attest's seconds, interpolated by a file's
-bytes (a conversion's bytes per file, costs.yaml). The validation and the fingerprints follow the conversions
-of the split group they are budgeted for (budget.py)."""
+bytes (a conversion's bytes per file, costs.yaml); the shards' walk and the merges from
+benchmarks/verify_shards.py (shard_costs.yaml). The validation and the fingerprints follow the conversions of
+the split group they are budgeted for, cut for the same cores (budget.py, verifyjobs.py)."""
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
-import numpy as np
-
-from preprocess.formats import textparse
-from preprocess.registry.loader import REGISTRY_DIR
+from preprocess.sizing import verifyjobs
 from preprocess.sizing.estimate import Estimate
 from preprocess.sizing.resources import RULES
+from preprocess.sizing.verifyjobs import STAGE_COSTS, STARTUP_SECONDS
 
-STAGE_COSTS = REGISTRY_DIR / "stage_costs.yaml"
-STARTUP_SECONDS = 0.5  # a stage job's start-up: the interpreter, the registry (as a conversion's, costs.yaml)
-# attest on two workers ran 1.06x validate's speed where one ran 0.70x (docs/guide/fingerprints.md): 1.5x
-ATTEST_THREADS, ATTEST_SPEEDUP = RULES["attest_subset"].threads, 1.5
+__all__ = ["STAGE_COSTS", "check_estimates", "estimate_stages", "md5_bytes", "subset_estimates"]
 
 
-@functools.cache
-def load(path: Path = STAGE_COSTS) -> dict:
-    return textparse.read_yaml(path)
-
-
-def per_file(stage: str, bytes_per_file: float) -> float:
-    """Seconds of `stage` (validate, attest) for one output file of that size, between the measured sizes."""
-    sizes = load()["sizes"]
-    return float(np.interp(bytes_per_file, [s["bytes"] for s in sizes], [s[f"{stage}_s"] for s in sizes]))
+def load() -> dict:
+    return verifyjobs.load(STAGE_COSTS)
 
 
 def md5_bytes(source) -> int:
@@ -52,22 +40,27 @@ def md5_bytes(source) -> int:
     return total
 
 
-def _job(stage: str, name: str, items: int, seconds: float, threads: int = 1) -> Estimate:
-    declared = RULES[{"check": "check_source", "validate": "validate_subset", "attest": "attest_subset"}[stage]]
+def _job(
+    name: str, items: int, seconds: float, declared, *, conversion: str, stage: str, jobs: int = 1,
+    startup: float = STARTUP_SECONDS, threads: int = 1, core_seconds: float | None = None,
+) -> Estimate:  # fmt: skip
+    """`jobs` jobs of `startup` seconds each, then their share of `items` at `seconds` each, on `threads`."""
+    if core_seconds is None:
+        core_seconds = threads * (jobs * startup + items * seconds)
     return Estimate(
         name,
-        stage,
+        conversion,
         "test",
         items,
         0,
         0,
-        threads * (STARTUP_SECONDS + seconds) / 3600,
-        1,
+        core_seconds / 3600,
+        jobs,
         threads=threads,
         mem_mb=declared.mem_mb,
         runtime=declared.runtime,
-        startup_seconds=STARTUP_SECONDS,
-        item_seconds=seconds / max(1, items),
+        startup_seconds=startup,
+        item_seconds=seconds,
         counted="registry",
         stage=stage,
     )
@@ -82,27 +75,29 @@ def check_estimates(settings, registry) -> list[Estimate]:
         files = sum(max(1, spec.min_count or 1) for spec in source.files)
         hashed = md5_bytes(source) if settings.verifies_checksums(source_id) else 0
         seconds = files * costs["presence_seconds_per_file"] + hashed / 1e6 / costs["md5_mb_per_s"]
-        found.append(_job("check", source_id, files, seconds))
+        declared = RULES["check_source"]
+        found.append(_job(source_id, files, seconds / max(1, files), declared, conversion="check", stage="check"))
     return found
 
 
-def subset_estimates(conversions: list[Estimate]) -> list[Estimate]:
-    """One validation and one fingerprint job per subset of the converted estimates: its files at their sizes."""
-    files: dict[str, int] = {}
-    seconds: dict[str, dict[str, float]] = {}
+def subset_estimates(conversions: list[Estimate], target: float | None = None) -> list[Estimate]:
+    """Per subset of the converted estimates, its validation and its fingerprints (its files at their sizes),
+    each cut into shards of at most `target` seconds (verifyjobs.py), then its merge."""
+    outputs: dict[str, list[tuple[int, int]]] = {}
     for e in conversions:
-        if e.stage != "convert" or not e.files:
-            continue
-        files[e.subset] = files.get(e.subset, 0) + e.files
-        size = e.bytes / e.files
-        for stage in ("validate", "attest"):
-            spent = seconds.setdefault(e.subset, {}).setdefault(stage, 0.0)
-            seconds[e.subset][stage] = spent + e.files * per_file(stage, size)
+        if e.stage == "convert" and e.files:
+            outputs.setdefault(e.subset, []).append((e.files, e.bytes))
     found = []
-    for subset in sorted(files):
-        found.append(_job("validate", subset, files[subset], seconds[subset]["validate"]))
-        attest = seconds[subset]["attest"] / ATTEST_SPEEDUP
-        found.append(_job("attest", subset, files[subset], attest, ATTEST_THREADS))
+    for subset in sorted(outputs):
+        for v in verifyjobs.verifications(subset, outputs[subset]):
+            jobs = v.shards(target)
+            found.append(
+                _job(subset, v.files, v.item_seconds, v.shard_resources(jobs), conversion="shards", stage=v.stage,
+                     jobs=jobs, startup=v.fixed_seconds, threads=v.threads,
+                     core_seconds=v.threads * sum(v.shard_seconds(jobs)))
+            )  # fmt: skip
+            merged = (v.merge_seconds - STARTUP_SECONDS) / max(1, v.files)
+            found.append(_job(subset, v.files, merged, v.merge_resources(), conversion="merge", stage=v.stage))
     return found
 
 

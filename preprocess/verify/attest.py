@@ -182,9 +182,12 @@ def attest(
     log: Callable[[str], None] = print,
     progress_interval: float = 10.0,
     bar_stream=None,
+    shard: tuple[int, int] | None = None,
 ) -> Attestation:
     """Fingerprint every image the built `subsets` name; write the file `out` atomically. The entries go to a
-    temporary file as they are decoded (no pixels and no entries are held), then behind the header."""
+    temporary file as they are decoded (no pixels and no entries are held), then behind the header. `shard`
+    (i, n): only the images at positions i, i + n, ... of the sorted list, one job of n (the workflow's
+    attest_shard); fingerprintfile.merge of the n files is the file of all of them."""
     from preprocess.convert.progress import Progress
 
     chosen = built_subsets(registry, subsets, data_basedir)
@@ -197,6 +200,9 @@ def attest(
         if one.bad_records:
             log(f"warning: {one.subset.key}: {one.bad_records} records left out: they do not match the task schema")
     jobs = [job for one in named for _, job in sorted(one.jobs.items())]
+    if shard is not None:
+        jobs = jobs[shard[0] :: shard[1]]
+        log(f"attest: shard {shard[0]} of {shard[1]}")
     log(f"attest: {len(jobs):,} images of {len(chosen)} built subsets, {workers} worker(s)")
     progress = Progress("attest", len(jobs), log=log, interval=progress_interval, bar_stream=bar_stream)
     found = write_entries(Path(out), _advancing(_fingerprint_all(jobs, workers), progress))

@@ -94,6 +94,10 @@ class PathChecker:
         self._answers: dict[str, tuple[str, str] | None] = {}
         self._listings: dict[Path, list[str]] = {}
 
+    def remember(self, answers: dict[str, tuple[str, str] | None]) -> None:
+        """Take these answers as given (another job checked those paths: verify/validateshards.py)."""
+        self._answers.update(answers)
+
     def problem(self, path_text: str) -> tuple[str, str] | None:
         if path_text not in self._answers:
             self._answers[path_text] = self._check(path_text)
@@ -247,11 +251,15 @@ def validate_subset(
     decode: str = "quick",
     train_built: bool = True,
     manifests=(),
+    checker_class=None,
 ) -> list[JsonReport]:
     """Reports for the subset's registered task files that exist, each resolved against its own image root,
     and for any other JSON in its folder (resolved against the subset's folder, every image field counted);
     then its Train_Data files (absent paths are not_built when `train_built` is false). With the subset's
-    conversion `manifests`, Train_Data paths none of them lists are set apart (unproduced)."""
+    conversion `manifests`, Train_Data paths none of them lists are set apart (unproduced). `checker_class`
+    (default PathChecker) makes each root's checker: a shard of the validation lists or answers the paths
+    through its own (verify/validateshards.py)."""
+    make = checker_class or PathChecker
     folder = layout.task_dir(data_basedir, subset)
     links = extra_roots(registry, subset, raw_root)
     checkers: dict[Path, PathChecker] = {}
@@ -261,7 +269,7 @@ def validate_subset(
 
     def checker_for(root: Path) -> PathChecker:
         if root not in checkers:
-            checkers[root] = PathChecker(root, links, decode, confine, _links_hint(subset, raw_root), escape)
+            checkers[root] = make(root, links, decode, confine, _links_hint(subset, raw_root), escape)
         return checkers[root]
 
     default_root = layout.image_root(data_basedir, subset) or folder
@@ -280,7 +288,7 @@ def validate_subset(
                 validate_file(path, checker, subset.key, shown_name=shown, parser=parser, inside=data_basedir)
             )
     if reports:
-        reports += validate_train_data(registry, data_basedir, subset, decode, train_built, links)
+        reports += validate_train_data(registry, data_basedir, subset, decode, train_built, links, make)
         if manifests:
             set_unproduced(reports, produced_paths(manifests))
     return reports
@@ -313,12 +321,13 @@ def validate_train_data(
     decode: str = "quick",
     train_built: bool = True,
     links=(),
+    checker_class=None,
 ) -> list[JsonReport]:
     """The Train_Data JSONL files of a subset, wherever they sit under Train_Data/ (trainlist): each file that
     names an image of the subset, or that the subset answers for, checked for the subset's image paths
     (relative to DATA_BASEDIR, and may pass the subset's links). The subset a file answers to also gets its
     broken records and its paths of no subset. `subset` None: the files no subset answers for."""
-    checker = PathChecker(data_basedir, links, decode=decode)
+    checker = (checker_class or PathChecker)(data_basedir, links, decode=decode)
     trees = trainlist.ImageTrees(registry)
     key = subset.key if subset is not None else None
     if subset is not None:

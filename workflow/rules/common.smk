@@ -21,6 +21,7 @@ from preprocess.pipeline.workflow import (
     record_files,
     rule_resources,
     task_files,
+    verification,
     workflow_settings,
 )
 from snakemake.exceptions import WorkflowError
@@ -140,6 +141,40 @@ def conversion_group(wildcards):
     return job_group(SETTINGS, REGISTRY, subset, conversion, int(wildcards.shards))
 
 
+@functools.cache
+def verification_of(subset, stage):
+    """The subset's validation or fingerprints (stage validate, attest) as jobs (sizing/verifyjobs.py)."""
+    return verification(SETTINGS, REGISTRY, subset, stage)
+
+
+@functools.cache
+def stage_shard_count(subset, stage):
+    """Shards of the subset's validation or fingerprints: cut to the build's target, as its conversions."""
+    return verification_of(subset, stage).shards(job_target())
+
+
+def stage_shards(pattern, stage):
+    """The shard files of a subset's `stage` (layout.VALIDATE_SHARD, ATTEST_SHARD), its merge's input."""
+
+    def files(wildcards):
+        subset = subset_of(wildcards)
+        count = stage_shard_count(subset, stage)
+        return [
+            str(path) for path in layout.stage_shards(RESULTS, pattern, subset, count)
+        ]
+
+    return files
+
+
+def stage_resources(stage, attempt=1, wildcards=None):
+    """What one shard (its count in its name) or, without a shard, the merge of a subset's `stage` declares
+    at retry `attempt`."""
+    found = verification_of(subset_of(wildcards), stage)
+    if "shards" in dict(wildcards):
+        return found.shard_resources(int(wildcards.shards)).at(attempt)
+    return found.merge_resources().at(attempt)
+
+
 def declared_mem_mb(rule):
     """The memory a job of `rule` (one that converts nothing) declares, scaled by the retry."""
     return lambda wildcards, attempt: rule_resources(rule, attempt).mem_mb
@@ -152,6 +187,14 @@ def declared_runtime(rule):
 
 def declared_threads(rule):
     return rule_resources(rule).threads
+
+
+def validation_merge_inputs(wildcards):
+    """A subset's validation inputs and its shards' answers."""
+    return {
+        **validation_inputs(wildcards),
+        "shards": stage_shards(layout.VALIDATE_SHARD, "validate")(wildcards),
+    }
 
 
 def validation_inputs(wildcards):

@@ -1,20 +1,47 @@
-# Stage 3: validate every image path of every task JSON of each built subset, then one table and the
-# report's front page (always written), then the run's verdict (fails when a path does not resolve).
+# Stage 3: validate every image path of every task JSON of each built subset: shards that each check a slice
+# of a subset's paths, cut as its conversions are (preprocess/sizing/verifyjobs.py), then the subset's report
+# from their answers; then one table and the report's front page (always written), then the run's verdict
+# (fails when a path does not resolve).
+
+
+rule validate_shard:
+    input:
+        unpack(validation_inputs),
+    output:
+        str(RESULTS / layout.VALIDATE_SHARD),
+    log:
+        "logs/validate/{group}/{folder}/{shard}-of-{shards}.log",
+    conda:
+        "../envs/preprocess.yaml"
+    threads: lambda wildcards: stage_resources("validate", wildcards=wildcards).threads
+    resources:
+        mem_mb=lambda wildcards, attempt: stage_resources(
+            "validate", attempt, wildcards
+        ).mem_mb,
+        runtime=lambda wildcards, attempt: stage_resources(
+            "validate", attempt, wildcards
+        ).runtime,
+    script:
+        ENTRY
 
 
 rule validate_subset:
     input:
-        unpack(validation_inputs),
+        unpack(validation_merge_inputs),
     output:
         str(RESULTS / layout.SUBSET_REPORT),
     log:
         "logs/validate/{group}/{folder}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: declared_threads("validate_subset")
+    threads: lambda wildcards: stage_resources("validate", wildcards=wildcards).threads
     resources:
-        mem_mb=declared_mem_mb("validate_subset"),
-        runtime=declared_runtime("validate_subset"),
+        mem_mb=lambda wildcards, attempt: stage_resources(
+            "validate", attempt, wildcards
+        ).mem_mb,
+        runtime=lambda wildcards, attempt: stage_resources(
+            "validate", attempt, wildcards
+        ).runtime,
     script:
         ENTRY
 

@@ -16,7 +16,8 @@ from conftest import REPO
 from preprocess.pipeline.sizing import estimate_build
 from preprocess.registry import splits
 from preprocess.registry.config import settings_from_dict
-from preprocess.sizing import allocation, budget, resources, shards, stages
+from preprocess.sizing import allocation, budget, resources, shards, stages, verifyjobs
+from preprocess.sizing.estimate import at_target
 
 CORES = [32, 256, 1024]
 
@@ -123,5 +124,26 @@ def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
         walls = budgets[group, 256]["stages"]
         assert list(walls) == ["check", "convert", "validate", "attest"]
         image_subsets = {s.key for s in registry.select("all") if not s.is_text and s.tasks}
-        assert walls["validate"]["jobs"] == walls["attest"]["jobs"] == len(image_subsets)  # one job a subset
+        # a subset's shards, then its merge: two jobs a subset at least
+        assert walls["validate"]["jobs"] >= 2 * len(image_subsets) and walls["attest"]["jobs"] >= 2 * len(image_subsets)
         assert walls["attest"]["core_hours"] > walls["validate"]["core_hours"] > 0  # decoding costs more
+
+
+def test_no_validation_or_fingerprint_job_outlasts_its_declared_runtime(full_counts):
+    _, settings, registry, found, _ = full_counts
+    target = shards.build_target(settings, registry, 256)  # what common.smk computes for --cores 256: 300 s
+    assert target == allocation.MIN_JOB_SECONDS == 300
+    cut = {}
+    for subset in registry.select("all"):
+        for stage, one in verifyjobs.subset_verifications(settings, registry, subset).items():
+            count = cut[subset.key, stage] = one.shards(target)
+            assert max(one.shard_seconds(count)) <= one.shard_resources(count).runtime * 60, (subset.key, stage)
+            assert one.merge_seconds <= one.merge_resources().runtime * 60, (subset.key, stage)
+            if count > 1:  # cut for the cores: no shard past the target, so none declares more than 3 x 5 minutes
+                assert max(one.shard_seconds(count)) <= 300 and one.shard_resources(count).runtime <= 15
+    # the plan counts the workflow's cut: a subset's shards as one estimate, its merge as another
+    converted = [at_target(e, target) for e in found if e.stage == "convert"]
+    for e in stages.subset_estimates(converted, target):
+        assert e.jobs == (cut[e.subset, e.stage] if e.conversion == "shards" else 1), (e.subset, e.stage)
+    # CT-RATE's fingerprints were one job of 397 predicted minutes (240 declared): now many, each under 5 minutes
+    assert cut["3D_Task/CT_RATE", "attest"] > 1

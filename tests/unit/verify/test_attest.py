@@ -438,8 +438,10 @@ def test_the_workflow_writes_the_fingerprints_and_the_front_page_shows_their_dig
     done = subprocess.run([*command, "--configfile", str(user), "--cores", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
     written = workdir / "results" / "fingerprints.tsv"
-    for subset in ("2D_Task/APTOS", "2D_Task/MIMIC-CXR-T"):  # one job per subset, then the tree's file
-        assert "attest: " in (workdir / "logs" / "attest" / f"{subset}.log").read_text(encoding="utf-8")
+    for subset in ("2D_Task/APTOS", "2D_Task/MIMIC-CXR-T"):  # one shard of a few images, its merge, then the tree's
+        assert "attest: " in (workdir / "logs" / "attest" / subset / "0-of-1.log").read_text(encoding="utf-8")
+        merged = (workdir / "logs" / "attest" / f"{subset}.log").read_text(encoding="utf-8")
+        assert merged.startswith(f"results/attest/{subset}.tsv: ") and " images of 1 subsets, tree " in merged
     assert "2 subsets" in (workdir / "logs" / "fingerprints.log").read_text(encoding="utf-8")
     by_cli = tmp_path / "cli.tsv"
     assert _attest(demo, by_cli, tmp_path, "--subset", "APTOS", "MIMIC-CXR-T").returncode == 0
