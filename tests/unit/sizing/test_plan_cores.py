@@ -131,19 +131,19 @@ def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
 
 def test_no_validation_or_fingerprint_job_outlasts_its_declared_runtime(full_counts):
     _, settings, registry, found, _ = full_counts
-    target = shards.build_target(settings, registry, 256)  # what common.smk computes for --cores 256: 300 s
-    assert target == allocation.MIN_JOB_SECONDS == 300
+    target = shards.build_target(settings, registry, 256)  # what common.smk computes for --cores 256
+    assert allocation.MIN_JOB_SECONDS <= target <= 400  # 388 s at the README's 27.7 core-hours
     cut = {}
     for subset in registry.select("all"):
         for stage, one in verifyjobs.subset_verifications(settings, registry, subset).items():
             count = cut[subset.key, stage] = one.shards(target)
             assert max(one.shard_seconds(count)) <= one.shard_resources(count).runtime * 60, (subset.key, stage)
             assert one.merge_seconds <= one.merge_resources().runtime * 60, (subset.key, stage)
-            if count > 1:  # cut for the cores: no shard past the target, so none declares more than 3 x 5 minutes
-                assert max(one.shard_seconds(count)) <= 300 and one.shard_resources(count).runtime <= 15
+            if count > 1:  # cut for the cores: no shard past the target, so none declares more than 3 x 400 s
+                assert max(one.shard_seconds(count)) <= target and one.shard_resources(count).runtime <= 20
     # the plan counts the workflow's cut: a subset's shards as one estimate, its merge as another
     converted = [at_target(e, target) for e in found if e.stage == "convert"]
     for e in stages.subset_estimates(converted, target):
         assert e.jobs == (cut[e.subset, e.stage] if e.conversion == "shards" else 1), (e.subset, e.stage)
-    # CT-RATE's fingerprints were one job of 397 predicted minutes (240 declared): now many, each under 5 minutes
+    # CT-RATE's fingerprints were one job of 397 predicted minutes (240 declared): now many, each within the target
     assert cut["3D_Task/CT_RATE", "attest"] > 1
