@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.demo.sources import WRITERS
+from preprocess.demo.folders import demo_writers
 from preprocess.errors import PreprocessError
 from preprocess.rawdata.register import observed_files
 from preprocess.registry import layout
@@ -46,8 +46,8 @@ def releases() -> list[Path]:
 
 
 def fingerprint() -> str:
-    """A digest of what the demo is made from (its writers, release files and the registry): a demo folder
-    written by another version of the package is written again."""
+    """A digest of what the demo is made from (its helpers, the dataset folders' writers, release files and the
+    registry): a demo folder written by another version of the package is written again."""
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
     for path in sorted(
@@ -56,6 +56,7 @@ def fingerprint() -> str:
             *RELEASE.rglob("*"),
             *package.glob("registry/*.yaml"),
             *package.glob("datasets/**/*.yaml"),
+            *package.glob("datasets/**/*.py"),
         ]
     ):
         if path.is_file():
@@ -128,7 +129,8 @@ def _write(out: Path, release_images: bool = False, restricted_raw_only: bool = 
     registry = load_registry()
     raw_root, data_basedir = out / "raw", out / "DATA_BASEDIR"
     overrides = {}
-    for source_id, writer in WRITERS.items():
+    writers = demo_writers()  # each dataset folder's fakes.py, shipped then extra
+    for source_id, writer in writers.items():
         source = registry.source(source_id)
         writer(layout.raw_dir(raw_root, source))
         overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
@@ -137,7 +139,7 @@ def _write(out: Path, release_images: bool = False, restricted_raw_only: bool = 
         if (extra / "raw").is_dir():
             shutil.copytree(extra / "raw", raw_root, dirs_exist_ok=True)
     for source_id, source in registry.sources.items():  # a source whose raw folder an extra gave
-        if source_id not in WRITERS and any((extra / "raw" / source.raw_dir).is_dir() for extra in extras):
+        if source_id not in writers and any((extra / "raw" / source.raw_dir).is_dir() for extra in extras):
             overrides[source_id] = {"files": observed_files(source, raw_root)[0]}
     (out / "registry-overrides.yaml").write_text(
         "# The demo's own expectations: its copies are tiny, so counts and MD5s differ from the real ones.\n"

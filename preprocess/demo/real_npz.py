@@ -20,14 +20,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from preprocess.demo import fields
 from preprocess.formats import textparse
 from preprocess.rawdata.register import observed_files
 from preprocess.registry.loader import DATASETS_DIR, load_registry
-
-FULL_COUNTS = ("dermamnist",)  # --full-counts: these flags at their full split counts (sources.yaml npz counts)
-MEDSEGBENCH = {"polypgen": (3, 6), "isic2018": (3, 0), "uwaterlooskincancer": (3, 2), "ultrasoundnerve": (1, 0),
-               "usforkidney": (1, 0)}  # fmt: skip
 
 
 def variants(source_id: str) -> tuple[str | None, dict[str, dict]]:
@@ -46,76 +41,6 @@ def _npz(path: Path, arrays: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         np.savez_compressed(handle, **arrays)
-
-
-def medsegbench(base: Path, n: int | dict, seed: int) -> dict:
-    """Every flag at every size: n test images, 2 train and 1 val (the kind reads the test split)."""
-    for variant, choice in variants("medsegbench")[1].items():
-        size = choice["size"]
-        margin = round(40 * size / 512)  # the mask a little larger than the box, at every size alike
-        for number, (flag, (channels, categories)) in enumerate(MEDSEGBENCH.items()):
-            arrays = {}
-            for split, count in (("train", 2), ("val", 1), ("test", items_at(n, variant))):
-                photos = [fields.photo((size, size), seed + number * 1000 + k, channels) for k in range(count)]
-                images = np.stack(photos)
-                labels = np.zeros((count, size, size), np.uint8)
-                for k in range(count):
-                    x0, y0, x1, y1 = (round(v) for v in fields.box(seed + k, size, size))
-                    labels[k, y0 : y1 + margin, x0 : x1 + margin] = 1
-                arrays[f"{split}_images"], arrays[f"{split}_label"] = images, labels
-                for category in range(1, categories + 1):
-                    share = slice(category - 1, None, categories)
-                    arrays[f"{split}_images_C{category}"], arrays[f"{split}_label_C{category}"] = (
-                        images[share],
-                        labels[share],
-                    )
-            _npz(base / f"{flag}_{size}.npz", arrays)
-    return {}
-
-
-def _medmnist_split(count: int, size: int, channels: int, seed: int, labels: int, multi: bool):
-    """count images made from a bank of 16 fields with per-image noise and shift (fast for thousands)."""
-    rng = np.random.default_rng(seed)
-    bank = np.stack([fields.photo((size, size), seed + b, channels) for b in range(16)]).astype(np.int16)
-    images = np.empty((count, size, size) + ((channels,) if channels > 1 else ()), np.uint8)
-    for k in range(count):
-        noise = rng.integers(-6, 7, images.shape[1:], dtype=np.int16)
-        images[k] = np.clip(np.roll(bank[k % 16], k % size, axis=1) + noise, 0, 255)
-    if multi:  # ChestX-ray14's prevalence: about 0.7 positive labels an image, half the images none
-        rows = (rng.random((count, labels)) < 0.05).astype(np.uint8)
-    else:
-        rows = (np.arange(count) % labels).reshape(-1, 1).astype(np.uint8)
-    return images, rows
-
-
-def medmnist(base: Path, n: int | dict, seed: int, full_counts: bool = False) -> dict:
-    """Every flag (sources.yaml: its channels, and its labels: ChestMNIST's 14 columns are multi-label) at every
-    size: n test images, 4 train, 2 val; with `full_counts`, DermaMNIST at its full split counts instead."""
-    npz = {spec.id: spec.npz for spec in load_registry().source("medmnist").files}
-    for variant, choice in variants("medmnist")[1].items():
-        size, suffix = choice["size"], choice["suffix"]
-        for flag, spec in npz.items():
-            counts = {"train": 4, "val": 2, "test": items_at(n, variant)}
-            if full_counts and flag in FULL_COUNTS:
-                counts = spec["counts"]
-            arrays = {}
-            for split, count in counts.items():
-                arrays[f"{split}_images"], arrays[f"{split}_labels"] = _medmnist_split(
-                    count, size, spec["channels"], seed, spec["labels"], spec["labels"] > 1
-                )
-            _npz(base / f"{flag}{suffix}.npz", arrays)
-    return {}
-
-
-def medmnist3d(base: Path, n: int | dict, seed: int) -> dict:
-    for variant, choice in variants("medmnist3d")[1].items():
-        size, arrays = choice["size"], {}
-        for split, count in (("train", 2), ("val", 1), ("test", items_at(n, variant))):
-            volumes = [np.clip(fields.mr_slices((size,) * 3, seed + k, 200) + 20, 0, 255) for k in range(count)]
-            arrays[f"{split}_images"] = np.stack(volumes).astype(np.uint8)
-            arrays[f"{split}_labels"] = (np.arange(count) % 11).reshape(-1, 1).astype(np.uint8)
-        _npz(base / f"organmnist3d{choice['suffix']}.npz", arrays)
-    return {}
 
 
 def variant_folder(directory: Path, chosen: dict) -> Path:

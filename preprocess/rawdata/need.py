@@ -1,15 +1,16 @@
 """The raw files a build reads, from the release's own records (`medheb need`): the download narrowed to them.
 
-The task JSONs and Train_Data JSONLs under DATA_BASEDIR name every image the benchmark uses; each conversion
-kind's naming rule turns such an image path back into the raw file it is made from:
-- symlink_farm (MIMIC-CXR-JPG, CheXpert Plus): the farm links whole folders (`files`, `p10`..`p19`), so a record
-  path under a link is the raw path under the link's target;
-- volume_slices (CT-RATE, RadGenome-ChestCT): a slice or DRR folder names its scan, and the scan its volume;
-- annotation_crop (VinDr-CXR, Chest ImaGenome on MIMIC): the query image names the DICOM (or, for MIMIC, a
-  crop's image id is the JPEG's name).
+The task JSONs and Train_Data JSONLs under DATA_BASEDIR name every image the benchmark uses; a conversion's
+`raw_file` (its entry in subsets.yaml) turns such an image path back into the raw file it is made from:
+- a slice or DRR folder names its scan, and the scan its volume (CT-RATE, RadGenome-ChestCT); the query image
+  names the DICOM (VinDr-CXR): `path`, a template of the record's fields;
+- a crop's image id is the name of a JPEG the subset's symlink farm links (Chest ImaGenome on MIMIC):
+  `farm_name`;
+- symlink_farm (MIMIC-CXR-JPG, CheXpert Plus) needs none: the farm links whole folders (`files`,
+  `p10`..`p19`), so a record path under a link is the raw path under the link's target.
 The files a source's conversions read whole (an npz, a parquet, an annotation CSV, a split table) are its
-`path` entries in sources.yaml; a source without a rule, or a side whose records are absent, keeps its globs
-(the whole download of that part), and the result says so.
+`path` entries in sources.yaml; a conversion without `raw_file`, or a side whose records are absent, keeps its
+globs (the whole download of that part), and the result says so.
 """
 
 from __future__ import annotations
@@ -40,39 +41,6 @@ class Need:
     def lines(self) -> list[str]:
         """The list `medheb need` prints: exact paths, then the globs of the parts taken whole."""
         return sorted(self.files) + sorted(self.patterns)
-
-
-def _ct_rate(fields: dict) -> str:
-    """dataset/<split>_fixed/<patient>/<scan>/<scan>_1.nii.gz: the scan `valid_2_b` is of patient `valid_2`."""
-    scan = fields["scan"]
-    return f"dataset/{fields['split']}_fixed/{scan.rsplit('_', 1)[0]}/{scan}/{scan}_1.nii.gz"
-
-
-def _radgenome(fields: dict) -> str:
-    """dataset/<split>_preprocessed/<patient>/<scan>/<file>: the folder `valid_1004a` holds valid_1004_a_1.nii.gz
-    (upstream's folders drop the underscore before the reconstruction letter; its file names keep it)."""
-    path = fields["path"]
-    match = re.fullmatch(r"(.*\d)([a-z]+)", PurePosixPath(path).name)
-    name = f"{match.group(1)}_{match.group(2)}_1.nii.gz" if match else f"{PurePosixPath(path).name}_1.nii.gz"
-    return f"dataset/{fields['split']}_preprocessed/{path}/{name}"
-
-
-def _vindr_cxr(fields: dict) -> str:
-    return f"{fields['split']}/{fields['image_id']}.dicom"
-
-
-# (kind, recipe) -> (the parameters whose templates name an output from which the raw file follows, the rule)
-RULES: dict[tuple[str, str], tuple[tuple[str, ...], Callable[[dict], str]]] = {
-    ("volume_slices", "ct_rate"): (("folder", "drr_folder"), _ct_rate),
-    ("volume_slices", "radgenome_chestct"): (("folder",), _radgenome),
-    ("annotation_crop", "vindr_cxr"): (("query",), _vindr_cxr),
-}
-MIMIC_CROP = ("annotation_crop", "chest_imagenome")  # a crop's {image_id} is a MIMIC JPEG's name
-
-
-def _recipe(conversion: Conversion) -> str | None:
-    name = conversion.params.get("dataset") or conversion.params.get("recipe")
-    return name if isinstance(name, str) else None
 
 
 def _template_pattern(template: str) -> re.Pattern:
@@ -111,28 +79,48 @@ def _farm_files(conversion: Conversion, relative: list[str]) -> set[str]:
     return found
 
 
-def _rule_files(conversion: Conversion, relative: list[str], params: tuple[str, ...], rule) -> set[str]:
+def _record_fields(conversion: Conversion, relative: list[str], pattern_of) -> list[dict]:
+    """The fields of each record path one of the templates `raw_file.from` names could have made (a template
+    of a ...folder parameter names the file's folder), in a split the conversion builds; with the fields
+    `raw_file.derive` makes from them (each a field, then re.sub substitutions in turn)."""
     wanted_splits = conversion.params.get("splits")
-    found = set()
-    for name in params:
+    derive = conversion.raw_file.get("derive") or {}
+    found = []
+    for name in conversion.raw_file["from"]:
         template = conversion.params.get(name)
         if not isinstance(template, str):
             continue
-        pattern = _template_pattern(template)
-        for path in relative:  # the template names the file itself (a query image) or its folder (slices, DRR)
+        pattern = pattern_of(template)
+        for path in relative:
             match = pattern.fullmatch(posixpath.dirname(path) if name.endswith("folder") else path)
             if match and (wanted_splits is None or match.groupdict().get("split", wanted_splits[0]) in wanted_splits):
-                found.add(rule(match.groupdict()))
+                fields = match.groupdict()
+                for field_name, rule in derive.items():
+                    value = fields[rule["field"]]
+                    for old, new in rule["sub"]:
+                        value = re.sub(old, new, value)
+                    fields[field_name] = value
+                found.append(fields)
     return found
 
 
-def _mimic_crops(conversion: Conversion, relative: list[str], farm: set[str]) -> tuple[set[str], int]:
-    """The MIMIC JPEGs of a crop's image ids, found among the farm's record paths (their name is the id);
-    and how many ids no record path gives."""
-    by_id = {PurePosixPath(p).stem: p for p in farm}
-    pattern = trainlist.template_pattern(conversion.params["crop"])
-    ids = {m.group("image_id") for p in relative if (m := pattern.fullmatch(p)) and "image_id" in m.groupdict()}
-    return {by_id[i] for i in ids if i in by_id}, len([i for i in ids if i not in by_id])
+def _raw_files(conversion: Conversion, relative: list[str]) -> set[str]:
+    """`raw_file.path` filled with the fields of each record path the conversion's templates could have made."""
+    template = conversion.raw_file["path"]
+    return {template.format(**fields) for fields in _record_fields(conversion, relative, _template_pattern)}
+
+
+def _farm_names(conversion: Conversion, relative: list[str], farm: set[str]) -> tuple[set[str], int]:
+    """The files of the farm whose name (without suffix) is `raw_file.farm_name` filled with a record path's
+    fields (a crop's image id is a MIMIC JPEG's name); and how many names no record path under the farm gives."""
+    by_name = {PurePosixPath(p).stem: p for p in farm}
+    names = set()
+    for fields in _record_fields(conversion, relative, trainlist.template_pattern):
+        try:
+            names.add(conversion.raw_file["farm_name"].format(**fields))
+        except KeyError:  # a record path the template makes without the field the name needs
+            continue
+    return {by_name[n] for n in names if n in by_name}, len([n for n in names if n not in by_name])
 
 
 def _conversion_sources(subset: Subset, conversion: Conversion) -> list[str]:
@@ -158,25 +146,24 @@ def needs(settings, registry: Registry, source_ids: list[str], results=None) -> 
         # a farm's links and a crop's names are relative to the image root; slice folders to the subset's folder
         in_root = _under(named, subset.image_root) if named else []
         in_subset = _under(named, "/".join(PurePosixPath(subset.image_root).parts[:2])) if named else []
-        # (source, split) -> a rule covers that split's images of the source here: True, with records naming some
+        # (source, split) -> a raw_file covers that split's images of the source here: True, with records naming some
         narrowed: dict[tuple[str, str], bool] = {}
         conversions = splits.conversions(settings, subset)
         farm = {f for c in conversions if c.kind == "symlink_farm" for f in _farm_files(c, in_root)}
         for conversion in conversions:
-            key = (conversion.kind, _recipe(conversion) or "")
             targets = _conversion_sources(subset, conversion)
             if conversion.kind == "symlink_farm":
                 files = _farm_files(conversion, in_root)
-            elif key in RULES:
-                files = _rule_files(conversion, in_root if key[0] == "annotation_crop" else in_subset, *RULES[key])
-            elif key[0] == MIMIC_CROP[0] and key[1].startswith(MIMIC_CROP[1]) and "crop" in conversion.params:
-                files, unresolved = _mimic_crops(conversion, in_root, farm)
-                targets = ["mimic_cxr_jpg"]
-                if unresolved and "mimic_cxr_jpg" in result:
-                    result["mimic_cxr_jpg"].notes.append(
-                        f"{subset.key}: {unresolved} crops name images no record path gives (their MIMIC paths "
-                        "come from the Chest ImaGenome annotation file)"
-                    )
+            elif conversion.raw_file and "path" in conversion.raw_file:
+                files = _raw_files(conversion, in_root if conversion.kind == "annotation_crop" else in_subset)
+            elif conversion.raw_file:
+                files, unresolved = _farm_names(conversion, in_root, farm)
+                targets = [
+                    sid for c in conversions if c.kind == "symlink_farm" for sid in _conversion_sources(subset, c)
+                ]
+                for sid in targets if unresolved else ():
+                    if sid in result:
+                        result[sid].notes.append(f"{subset.key}: {unresolved} {conversion.raw_file['unmatched']}")
             else:
                 continue
             for sid in targets:

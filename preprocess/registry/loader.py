@@ -8,6 +8,7 @@ from pathlib import Path
 
 from preprocess.errors import RegistryError, did_you_mean
 from preprocess.formats import textparse
+from preprocess.registry import rawfile
 from preprocess.registry.model import (
     GROUPS,
     ITEM_UNITS,
@@ -141,7 +142,13 @@ def _subset(raw: dict) -> Subset:
         params = dict(conv.get("params", {}))
         conversions.append(
             Conversion(
-                conv["kind"], name, params, conv.get("shards", 1), conv.get("split", "test"), conv.get("counts", {})
+                conv["kind"],
+                name,
+                params,
+                conv.get("shards", 1),
+                conv.get("split", "test"),
+                conv.get("counts", {}),
+                conv.get("raw_file"),
             )
         )
     image_root = raw.get("image_root")
@@ -201,6 +208,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
     for where, conversion in conversions:
         check_params(registry.kinds, where, conversion)
+        rawfile.check(where, conversion)
     return registry
 
 

@@ -95,6 +95,8 @@ class Conversion:
     split: str = TEST  # train: built only when the subset wants every split (preprocess/registry/splits.py)
     # the items of a full download per split ({split: {items, basis}}), for `plan` before any download
     counts: dict = field(default_factory=dict, hash=False, compare=False)
+    # how a release record's image path names its raw file (`medheb need`; subsets.yaml `raw_file`), or None
+    raw_file: dict | None = field(default=None, hash=False, compare=False)
 
     @property
     def full_count(self) -> dict | None:

@@ -17,7 +17,8 @@ from PIL import Image
 
 from conftest import demo_settings, demo_values
 from preprocess.convert import boxes
-from preprocess.demo.annotations import _dicom, vindr_mammo_physionet, xray
+from preprocess.datasets.vindr_mammo.fakes import vindr_mammo_physionet
+from preprocess.demo.dicoms import _dicom, xray
 from preprocess.errors import PreprocessError, RawDataError
 from preprocess.formats.dicomio import read_dicom
 from preprocess.pipeline import steps

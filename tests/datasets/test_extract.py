@@ -173,7 +173,8 @@ def test_roco_a_missing_file_is_named_with_what_it_holds(settings, demo):
 
 
 # The release's names of the demo's VQA-RAD and MedPix images (its literal task JSONs) and the upstream row
-# of each image (preprocess/demo/archives.py: VQA_RAD, MEDPIX_SHARDS). No public script names these images.
+# of each image (preprocess/datasets/vqa_rad/fakes.py VQA_RAD, medpix_clinqa/fakes.py MEDPIX_SHARDS). No
+# public script names these images.
 RELEASE_NAMES = {
     "VQA-RAD": (
         "VQA-RAD/test",

@@ -17,7 +17,7 @@ import yaml
 
 from conftest import REPO
 from preprocess.demo import write_demo
-from preprocess.errors import RegistryError
+from preprocess.errors import PreprocessError, RegistryError
 from preprocess.pipeline import steps
 from preprocess.pipeline.evalconfig import entries
 from preprocess.registry.config import settings_from_dict
@@ -64,6 +64,43 @@ def test_a_new_image_folder_subset_builds_validates_and_reaches_the_eval_config(
     [report] = validate_subset(registry, registry.subset("FakeDerm"), base)
     assert report.passed and report.ok == 2
     assert entries(registry, base)["2D_Task.yaml"]["FakeDerm_cls"]["image_root"] == "2D_Images/FakeDerm/test"
+
+
+def test_an_extra_folders_fakes_py_writes_its_demo_copy(tmp_path, monkeypatch):
+    """An added folder may bring its demo writer as a fakes.py, found as a shipped folder's is: the demo's raw
+    root then holds what its `demo` wrote (here in place of the folder's demo/raw files), and the demo's
+    registry overrides list those files for the source."""
+    folder = _copy(tmp_path, monkeypatch)
+    shutil.rmtree(folder / "demo" / "raw")
+    (folder / "fakes.py").write_text(
+        "from preprocess.demo.files import put\n"
+        "from preprocess.demo.images import encode, pattern\n\n\n"
+        "def demo(base):\n"
+        "    for n, name in enumerate(['melanoma/m7.png', 'nevus/n1.png', 'nevus/n2.png']):\n"
+        "        put(base / 'images' / name, encode(pattern(n), 'PNG'))\n",
+        encoding="utf-8",
+    )
+    demo = write_demo(tmp_path / "demo")
+    written = sorted(
+        p.relative_to(demo / "raw" / "fake-derm").as_posix() for p in (demo / "raw").rglob("fake-derm/**/*.png")
+    )
+    assert written == ["images/melanoma/m7.png", "images/nevus/n1.png", "images/nevus/n2.png"]
+    overrides = yaml.safe_load((demo / "registry-overrides.yaml").read_text(encoding="utf-8"))
+    assert overrides["sources"]["fake_derm"]["files"][0]["min_count"] == 3
+
+
+def test_a_fakes_py_in_a_folder_of_two_sources_is_refused_naming_it(tmp_path, monkeypatch):
+    folder = _copy(tmp_path, monkeypatch)
+    sources = yaml.safe_load((folder / "sources.yaml").read_text(encoding="utf-8"))
+    sources["sources"]["fake_derm_two"] = dict(sources["sources"]["fake_derm"], raw_dir="fake-derm-two")
+    (folder / "sources.yaml").write_text(yaml.safe_dump(sources), encoding="utf-8")
+    (folder / "fakes.py").write_text("def demo(base):\n    pass\n", encoding="utf-8")
+    with pytest.raises(PreprocessError) as raised:
+        write_demo(tmp_path / "demo")
+    assert str(raised.value) == (
+        f"{folder / 'fakes.py'} writes the one source of {folder / 'sources.yaml'}, which lists 2: give the folder "
+        "exactly one source, or move the fakes to the folder of each"
+    )
 
 
 def test_a_new_subset_with_a_misspelt_parameter_is_refused_at_load(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 MedPix; the train images of ISIC-2019 and Kvasir), each image is written at the path the release's own task
 JSON or Train_Data JSONL names, with the bytes of the upstream item the record is about.
 
-The expectations are written out here from the demo's fakes (preprocess/demo/archives.py: which rows show
+The expectations are written out here from the demo's fakes (preprocess/datasets/<source>/fakes.py: which rows show
 which image) and its literal release files, never computed by the matching code."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from badinput import run_case
-from preprocess.demo.annotations import _dicom, xray
+from preprocess.demo.dicoms import _dicom, xray
 from preprocess.demo.volumes import ct_phantom, save_nifti
 from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.formats.archive import SafeArchive

@@ -26,7 +26,8 @@ from PIL import Image
 
 from conftest import demo_values
 from preprocess import cli
-from preprocess.demo.annotations import _dicom, vindr_mammo_physionet, xray
+from preprocess.datasets.vindr_mammo.fakes import vindr_mammo_physionet
+from preprocess.demo.dicoms import _dicom, xray
 from preprocess.errors import RawDataError
 from preprocess.formats.dicomio import read_dicom
 from preprocess.volumes import io as volume_io

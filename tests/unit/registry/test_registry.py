@@ -211,7 +211,9 @@ def test_the_package_ships_the_dataset_folders(tmp_path):
     from preprocess.registry.loader import DATASETS_DIR
 
     shipped = sorted(f"preprocess/datasets/{path.relative_to(DATASETS_DIR)}" for path in DATASETS_DIR.glob("*/*.yaml"))
-    assert [n for n in sorted(names) if n.startswith("preprocess/datasets/") and n.count("/") == 3] == shipped
+    in_folders = [n for n in sorted(names) if n.startswith("preprocess/datasets/") and n.count("/") == 3]
+    assert [n for n in in_folders if n.endswith(".yaml")] == shipped
+    assert "preprocess/datasets/ct_rate/fakes.py" in in_folders  # the folder's fake writers too
     assert "preprocess/datasets/order.yaml" in names and "preprocess/datasets/ct_rate/subsets.yaml" in names
     count = (
         "import preprocess; from preprocess.registry.loader import load_registry as load; r = load(extras=False); "

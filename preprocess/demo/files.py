@@ -1,5 +1,5 @@
-"""What every real-size writer (demo/real*.py) uses: an item's hashed name, an image encoded as its upstream
-holds it, a file written with its folders."""
+"""What the fake writers (the dataset folders' fakes.py) use: an item's hashed name, an image encoded as its
+upstream holds it, a file or an npz written with its folders."""
 
 from __future__ import annotations
 
@@ -33,3 +33,10 @@ def put(path: Path, data: bytes | str) -> None:
         path.write_text(data, encoding="utf-8")
     else:
         path.write_bytes(data)
+
+
+def npz(path: Path, arrays: dict) -> None:
+    """Write the arrays as a deflated npz (np.savez_compressed), its folders made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays)

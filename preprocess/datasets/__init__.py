@@ -1,0 +1,1 @@
+"""The dataset folders (README.md): each one's registry entries as YAML and its fakes as fakes.py."""

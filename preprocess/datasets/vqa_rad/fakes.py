@@ -1,0 +1,43 @@
+"""VQA-RAD (Hugging Face flaviagiammarino/vqa-rad): the demo's tiny copy of its download (`demo`) and real-size items
+(`real_size`, `SIZE`, `REAL_SEED`); preprocess/demo/folders.py finds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocess.demo import archives, real_archives
+from preprocess.demo.real_sizes import Size
+
+# the parquet files after their split (test, train)
+FILE_SUFFIX = "-00000-of-00001-0b1c2d3e4f.parquet"
+
+
+# The demo's VQA tables: several questions per image, question texts shared by images (with the same answer
+# too), no image id; the release's records (preprocess/demo/release) name the images by paths of their own.
+# Each row: (image, question, answer). Image k of a table is pattern(seed + k), PNG unless listed as JPEG.
+VQA_RAD = {
+    "test": (200, [], [(0, "Is there a fracture?", "no"), (0, "What organ is this?", "brain"),
+                       (1, "Is there a fracture?", "no"), (1, "What organ is this?", "chest"),
+                       (2, "Is the lesion hyperdense?", "yes")]),
+    "train": (210, [], [(0, "Is the heart enlarged?", "yes"), (0, "What plane is this?", "axial"),
+                        (1, "Is the heart enlarged?", "yes"), (1, "What plane is this?", "coronal")]),
+}  # fmt: skip
+
+
+def demo(base: Path) -> None:
+    archives._vqa(base, VQA_RAD, FILE_SUFFIX, channels=1)
+
+
+# --- real size ----------------------------------------------------------------------------------------------
+
+SIZE = Size(
+    "parquet rows of a grey JPEG 1024x1024",
+    "VQA-RAD (Lau et al. 2018, Sci Data 5:180251): MedPix radiographs, CT and MR, about 500-2,000 px",
+)
+REAL_SEED = 18  # added to the run's seed: each source its own, whichever others are written
+
+
+def real_size(base: Path, n: int, seed: int) -> dict:
+    real_archives._vqa(base, "test" + FILE_SUFFIX, n, seed, (1024, 1024), 1, "JPEG")
+    real_archives._vqa(base, "train" + FILE_SUFFIX, 2, seed + 500, (1024, 1024), 1, "JPEG")
+    return {"2D_Task/VQA-RAD/VQA_test.json": real_archives._records(n, "jpg")}
