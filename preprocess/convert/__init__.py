@@ -1,8 +1,8 @@
 """Conversion kinds: each turns one subset's raw download into files under its image root.
 
-The kinds and their recipes are declared in preprocess/registry/kinds.yaml; a kind's module, and a recipe's
-code, is imported when a job of that kind runs (a MedMNIST job should not pay for pyarrow and pydicom at
-start-up, nor a process that only loads the registry).
+The kinds are declared in preprocess/registry/kinds.yaml, their recipes in the dataset folders' recipes.yaml
+(preprocess/datasets/README.md); a kind's module, and a recipe's code, is imported when a job of that kind runs
+(a MedMNIST job should not pay for pyarrow and pydicom at start-up, nor a process that only loads the registry).
 """
 
 from __future__ import annotations

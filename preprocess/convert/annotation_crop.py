@@ -2,7 +2,7 @@
 Chest ImaGenome (gold boxes on MIMIC-CXR-JPG).
 
 params (every output name is a template; the fields each recipe fills are listed below):
-  recipe    a recipe (the kind's `recipes` in registry/kinds.yaml, whose code is one of the Recipe objects
+  recipe    a recipe (the kind's `recipes` in a dataset folder's recipes.yaml, whose code is one of the Recipe objects
             below), or {source variant: name} when the route depends on the copy the user has
   query     name of the full (query) image under the image root; absent: the kind writes no query image
   crop      name of one crop under the image root
@@ -337,7 +337,7 @@ def _silver_outputs(ctx, item: Item):
         yield Png(ctx.output_path(crop), pixels[y0:y1, x0:x1])
 
 
-# The code of each recipe: kinds.yaml declares the recipes and names these (their `code`).
+# The code of each recipe: the dataset folders' recipes.yaml declare the recipes and names these (their `code`).
 VINDR_CXR = Recipe(_vindr_cxr)
 VINDR_MAMMO = Recipe(_vindr_mammo)
 VINDR_MAMMO_PHYSIONET = Recipe(_vindr_mammo_physionet, skip_for_processing=True)

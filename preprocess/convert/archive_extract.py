@@ -1,7 +1,7 @@
 """Only the images a subset needs, out of zip archives (PMC-VQA, OmniMedVQA).
 
 params:
-  dataset   a recipe (the kind's `recipes` in registry/kinds.yaml): where the list of needed images is (its
+  dataset   a recipe (the kind's `recipes` in a dataset folder's recipes.yaml): where the list of needed images is (its
             code: pmc_names, omnimedvqa_names), which archives hold them, under which member names (and, for
             OmniMedVQA, an extracted folder that may hold them instead)
   name      the output path under the subset folder: {path}, the image name as the list gives it

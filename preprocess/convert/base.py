@@ -53,7 +53,7 @@ class ConversionContext:
     @property
     def recipe(self) -> dict:
         """The recipe this conversion's recipe parameter names (for a {source variant: name} value, the chosen
-        variant's): its entry of registry/kinds.yaml, with `code` the object it names, imported here."""
+        variant's): its entry of a dataset folder's recipes.yaml, with `code` the object it names, imported here."""
         kind = self.registry.kinds[self.conversion.kind]
         chosen = self.params[kind.recipe_param]
         if isinstance(chosen, dict):

@@ -1,8 +1,8 @@
 """A full image and a crop around its lesion or nuclei, from segmentation masks or the boxes shipped with them.
 
 params (declared in registry/kinds.yaml):
-  dataset     the recipe that reads the raw data (the kind's `recipes` in registry/kinds.yaml, whose code is a
-              class below with plan and produce): kvasir_seg (the largest box per image of
+  dataset     the recipe that reads the raw data (the kind's `recipes` in a dataset folder's recipes.yaml, whose
+              code is a class below with plan and produce): kvasir_seg (the largest box per image of
               kavsir_bboxes.json, the split from the benchmark's split.csv), medsegbench (one box around the
               whole mask of each image of a `<flag>_<size>.npz`, every split), pannuke (one box per instance
               mask of the parquet rows, grown to `grow_to`)

@@ -2,10 +2,11 @@
 (The VQA tables whose names only the release's records give are preprocess/convert/parquet_records.py.)
 
 params:
-  dataset     a recipe (the kind's `recipes` in registry/kinds.yaml): which files (and in which order), which
-              columns, which naming rule (RULES below). Its `files` are paths or globs under the source's
-              folder, or `{spec, split}` entries: the files of one of the source's file specs (its path, or its
-              glob's matches in order: one complete set of shards when the spec says `shards`), named by `split`
+  dataset     a recipe (the kind's `recipes` in a dataset folder's recipes.yaml): which files (and in which
+              order), which columns, which naming rule (NAMING_RULES below). Its `files` are paths or globs under
+              the source's folder, or `{spec, split}` entries: the files of one of the source's file specs (its
+              path, or its glob's matches in order: one complete set of shards when the spec says `shards`), named
+              by `split`
   name        the output path under the subset folder; its fields depend on the recipe's rule:
                 sequence     {split} (the entry's split, else the file stem before the first "-"), {seq} (one
                              counter over the rows of the files in the recipe's order, from 1), {ext} (ROCO-QA)
@@ -164,7 +165,7 @@ def plan(ctx) -> list[tuple[str, int]]:
 
 def produce(ctx, items):
     recipe = ctx.recipe
-    namer = RULES[recipe["rule"]](ctx, recipe)
+    namer = NAMING_RULES[recipe["rule"]](ctx, recipe)
     wanted: dict[str, set[int]] = {}
     for file, row in items:
         wanted.setdefault(file, set()).add(row)
@@ -349,4 +350,4 @@ class _SplitTable(_Rule):
             self.ctx.log(f"{count} rows of split {split!r} were skipped (params.splits: {self.ctx.params['splits']})")
 
 
-RULES = {"sequence": _Sequence, "split_table": _SplitTable}
+NAMING_RULES = {"sequence": _Sequence, "split_table": _SplitTable}

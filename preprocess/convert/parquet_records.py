@@ -2,7 +2,7 @@
 these names: RadImageNet-VQA, PathVQA, VQA-RAD, MedPix).
 
 params:
-  dataset   a recipe (the kind's `recipes` in registry/kinds.yaml): the image column, the text columns and
+  dataset   a recipe (the kind's `recipes` in a dataset folder's recipes.yaml): the image column, the text columns and
             how a row's question, answers and choices are read from them (its code, in recordmatch.py)
   files     glob patterns of the parquet files under the source's raw folder (all of them are read)
   records   whose records name the outputs: test (the subset's task JSONs, each path joined to its task

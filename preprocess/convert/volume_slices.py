@@ -4,7 +4,7 @@ CirrMRI600, BraTS, HaN-Seg, SynthRAD, MRNet, MMDental).
 Every output of a volume comes from one read of it (one inflate, one voxel array), in the job of its shard.
 
 params:
-  dataset            a recipe (the kind's `recipes` in registry/kinds.yaml, whose code is a function of
+  dataset            a recipe (the kind's `recipes` in a dataset folder's recipes.yaml, whose code is a function of
                      preprocess/volumes/recipes.py): discovery, the fields it supplies, value mapping
   folder             slice series folder under the subset folder: a template of the recipe's fields, or
                      role -> template

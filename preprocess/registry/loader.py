@@ -8,7 +8,7 @@ from pathlib import Path
 
 from preprocess.errors import RegistryError, did_you_mean
 from preprocess.formats import textparse
-from preprocess.registry import rawfile
+from preprocess.registry import rawfile, recipes
 from preprocess.registry.model import (
     GROUPS,
     ITEM_UNITS,
@@ -26,8 +26,8 @@ from preprocess.registry.model import (
 
 REGISTRY_DIR = Path(__file__).parent  # kinds.yaml, train.yaml and costs.yaml sit beside the code that loads them
 SCHEMA_DIR = REGISTRY_DIR / "schemas"
-# One folder per dataset, each its sources.yaml and subsets.yaml: the shape of an extra folder, read by the same
-# code (datasets/README.md); datasets/order.yaml orders them.
+# One folder per dataset, each its sources.yaml, subsets.yaml and recipes.yaml: the shape of an extra folder, read
+# by the same code (datasets/README.md); datasets/order.yaml orders them.
 DATASETS_DIR = REGISTRY_DIR.parent / "datasets"
 # Folders of registry entries added to the shipped ones (docs/conversions/subsets.md, "Adding a subset"). An
 # environment variable rather than a config key: every process of a run loads the registry (the CLI, each
@@ -185,11 +185,12 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
         "train_files": train.get("train_files") or {},
         "no_subset": train.get("no_subset") or [],
     }
+    declared: recipes.Declared = {}  # the folders' recipes, by kind
     for folder in dataset_dirs():
-        _add_folder(document, folder, "a shipped dataset folder")
+        _add_folder(document, declared, folder, "a shipped dataset folder")
     document["subsets"].sort(key=_shipped_order)  # an extra folder's subsets follow, in the order it gives
     for folder in extra_registry_dirs() if extras else ():
-        _add_folder(document, folder, EXTRA_REGISTRY_ENV)
+        _add_folder(document, declared, folder, EXTRA_REGISTRY_ENV)
     counted = _npz_files(document)  # before the overrides, which may list a source's files without them
     if overrides:
         _apply_overrides(document, Path(overrides))
@@ -202,7 +203,7 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     subsets = tuple(_subset(raw) for raw in document["subsets"])
     train_files = {path: key for key, paths in document["train_files"].items() for path in paths}
     train_files.update(dict.fromkeys(document["no_subset"]))
-    registry = Registry(sources, subsets, load_kinds(), train_files)
+    registry = Registry(sources, subsets, recipes.merged(load_kinds(), declared), train_files)
     _check_references(registry)
     _check_counts(registry, counted)
     conversions = [(subset.key, conversion) for subset in subsets for conversion in subset.conversions]
@@ -214,7 +215,8 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
 
 @functools.cache
 def load_kinds() -> dict[str, Kind]:
-    """The conversion kinds of kinds.yaml, each parameter schema resolved against the file's $defs."""
+    """The conversion kinds of kinds.yaml, each parameter schema resolved against the file's $defs; without
+    their recipes, which the dataset folders declare (recipes.merged adds them)."""
     document = _read_yaml(REGISTRY_DIR / "kinds.yaml")
     definitions = document.get("$defs", {})
     kinds = {}
@@ -226,34 +228,24 @@ def load_kinds() -> dict[str, Kind]:
             dict(raw["resources"]),
             params,
             raw.get("recipe_param"),
-            raw.get("recipes") or {},
-            raw.get("items", "files"),
+            items=raw.get("items", "files"),
         )
-        _check_recipe_declarations(kinds[name])
+        _check_recipe_declarations(kinds[name], raw)
     return kinds
 
 
-def _check_recipe_declarations(kind: Kind) -> None:
-    """kinds.yaml itself: recipes come with the parameter that names them, and ask only for parameters the
-    kind takes (a typo there would make every subset of the recipe fail to load, or none)."""
+def _check_recipe_declarations(kind: Kind, raw: dict) -> None:
+    """kinds.yaml itself: a kind's item unit is one there is, and its recipe parameter one of its params (a
+    typo there would make every subset of its recipes fail to load); its recipes are the folders'."""
     if kind.items not in ITEM_UNITS:
         raise RegistryError(f"kinds.yaml: kind {kind.name}: items is one of {ITEM_UNITS}, not {kind.items!r}")
-    if bool(kind.recipes) != bool(kind.recipe_param):
-        raise RegistryError(f"kinds.yaml: kind {kind.name} declares recipes and recipe_param together, or neither")
-    known = kind.params.get("properties", {})
-    if kind.recipe_param and kind.recipe_param not in known:
+    if "recipes" in raw:
+        raise RegistryError(
+            f"kinds.yaml: kind {kind.name}: recipes are declared in the dataset folders' recipes.yaml "
+            "(datasets/README.md), not here"
+        )
+    if kind.recipe_param and kind.recipe_param not in kind.params.get("properties", {}):
         raise RegistryError(f"kinds.yaml: kind {kind.name}: recipe_param {kind.recipe_param!r} is none of its params")
-    for name, entry in kind.recipes.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("code", ""), str):
-            raise RegistryError(f"kinds.yaml: recipe {name} of kind {kind.name}: a mapping whose code is a string")
-        if entry.get("items", "files") not in ITEM_UNITS:
-            raise RegistryError(f"kinds.yaml: recipe {name} of kind {kind.name}: items is one of {ITEM_UNITS}")
-        for key in entry.get("requires", ()):
-            if key not in known:
-                raise RegistryError(
-                    f"kinds.yaml: recipe {name} of kind {kind.name} requires {key!r}, none of its params"
-                    f"{did_you_mean(key, known)}"
-                )
 
 
 def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion) -> None:
@@ -421,9 +413,9 @@ def _shipped_order(raw: dict) -> tuple:
     return (GROUPS.index(group) if group in GROUPS else len(GROUPS), folder.lower(), folder)
 
 
-def _add_folder(document: dict, folder: Path, what: str) -> None:
-    """Add the sources and subsets of a dataset folder (shipped or extra); one that names a source or subset
-    of an earlier folder is refused: a folder adds entries, it never replaces one."""
+def _add_folder(document: dict, declared: recipes.Declared, folder: Path, what: str) -> None:
+    """Add the sources, subsets and recipes of a dataset folder (shipped or extra); one that names a source,
+    subset or recipe of an earlier folder is refused: a folder adds entries, it never replaces one."""
     files = {name: folder / f"{name}.yaml" for name in ("sources", "subsets")}
     found = {name: _read_yaml(path).get(name) if path.exists() else None for name, path in files.items()}
     if not any(found.values()):
@@ -439,3 +431,8 @@ def _add_folder(document: dict, folder: Path, what: str) -> None:
         if key in keys:
             raise RegistryError(f"{folder / 'subsets.yaml'}: subset {key!r} is in the registry already")
         document["subsets"].append(raw)
+    path = folder / "recipes.yaml"
+    if path.exists():
+        declaration = _read_yaml(path)
+        check_schema(declaration, "recipes.schema.yaml", str(path))
+        recipes.collect(declared, load_kinds(), declaration["recipes"], path)

@@ -170,7 +170,7 @@ class Subset:
 
 @dataclass(frozen=True)
 class Kind:
-    """A conversion kind as kinds.yaml declares it."""
+    """A conversion kind as kinds.yaml declares it, with the recipes the dataset folders declare for it."""
 
     name: str
     module: str | None  # "package.module" or "package.module:Attribute"; None: nothing to convert
@@ -199,7 +199,7 @@ class Kind:
         )
 
     def code_reference(self, name: str) -> str | None:
-        """Recipe `name`'s code as "package.module:attribute" (kinds.yaml may give the attribute alone: one of
+        """Recipe `name`'s code as "package.module:attribute" (recipes.yaml may give the attribute alone: one of
         the kind's module), or None for a recipe of data only."""
         code = self.recipes[name].get("code")
         if code is None or ":" in code:

@@ -1,5 +1,5 @@
 """Per-dataset slicing recipes: which files are volumes, what names they supply, how values become 8 bits.
-The recipes are declared in registry/kinds.yaml (volume_slices' `recipes`), each naming its function here.
+The recipes are declared in the dataset folders' recipes.yaml (under volume_slices), each naming its function here.
 
 Each recipe walks one raw download and returns Cases: a volume, its profile, the fields that its output
 folder template may use (and a role, when one dataset has series of several kinds). The folder and file

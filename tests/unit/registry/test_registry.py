@@ -231,7 +231,7 @@ def test_the_package_ships_the_dataset_folders(tmp_path):
     ]
 
 
-# --- recipes: declared once, in kinds.yaml, and checked when the registry loads ---------------------------------
+# --- recipes: declared once, in a dataset folder's recipes.yaml, and checked when the registry loads -----------
 
 
 def _set_param(folder: str, conversion: int, key: str, value):
@@ -249,8 +249,8 @@ MISSPELT_RECIPES = [
         "dataset",
         "ct_ratee",
         "3D_Task/CT_RATE/volumes: unknown recipe 'ct_ratee' of kind volume_slices in parameter 'dataset' "
-        "(did you mean ct_rate?) (its recipes: ct_rate, radgenome_chestct, cirrmri600, brats_ped, brats_men, hanseg, "
-        "synthrad2023, mrnet, mmdental)",
+        "(did you mean ct_rate?) (its recipes: brats_ped, brats_men, ct_rate, radgenome_chestct, cirrmri600, hanseg, "
+        "synthrad2023, mrnet, mmdental)",  # the folders' order (datasets/order.yaml)
     ),
     (
         "VindrCXR",
@@ -258,8 +258,8 @@ MISSPELT_RECIPES = [
         "recipe",
         "vindr_cxrr",
         "2D_Task/VindrCXR/annotation_crop: unknown recipe 'vindr_cxrr' of kind annotation_crop in parameter 'recipe' "
-        "(did you mean vindr_cxr?) (its recipes: vindr_cxr, vindr_mammo, vindr_mammo_physionet, chest_imagenome_gold, "
-        "chest_imagenome_silver)",
+        "(did you mean vindr_cxr?) (its recipes: chest_imagenome_gold, chest_imagenome_silver, vindr_cxr, vindr_mammo, "
+        "vindr_mammo_physionet)",
     ),
     (
         "ROCO-VQA",
@@ -275,8 +275,8 @@ MISSPELT_RECIPES = [
         "dataset",
         "pathvqaa",
         "2D_Task/PathVQA/parquet_records: unknown recipe 'pathvqaa' of kind parquet_records in parameter 'dataset' "
-        "(did you mean pathvqa?) (its recipes: radimagenet_benchmark, radimagenet_alignment, pathvqa, vqa_rad, "
-        "medpix_clinqa)",
+        "(did you mean pathvqa?) (its recipes: medpix_clinqa, radimagenet_benchmark, radimagenet_alignment, pathvqa, "
+        "vqa_rad)",
     ),
     (  # the train twin's recipe is checked as well, by the parameter the subset writes
         "RadImageNet-VQA",
@@ -285,7 +285,7 @@ MISSPELT_RECIPES = [
         "radimagenet_alignmnt",
         "2D_Task/RadImageNet-VQA/parquet_records: unknown recipe 'radimagenet_alignmnt' of kind parquet_records in "
         "parameter 'train_dataset' (did you mean radimagenet_alignment, radimagenet_benchmark?) (its recipes: "
-        "radimagenet_benchmark, radimagenet_alignment, pathvqa, vqa_rad, medpix_clinqa)",
+        "medpix_clinqa, radimagenet_benchmark, radimagenet_alignment, pathvqa, vqa_rad)",
     ),
     (
         "PMC",
@@ -301,7 +301,7 @@ MISSPELT_RECIPES = [
         "dataset",
         "kvasir_segg",
         "2D_Task/Gastrointestinal/kvasir_seg: unknown recipe 'kvasir_segg' of kind mask_bbox_crop in parameter "
-        "'dataset' (did you mean kvasir_seg?) (its recipes: kvasir_seg, medsegbench, pannuke)",
+        "'dataset' (did you mean kvasir_seg?) (its recipes: medsegbench, kvasir_seg, pannuke)",
     ),
 ]
 
@@ -338,8 +338,8 @@ def test_every_recipe_of_a_variant_dict_is_checked(registry_copy):
         load_registry()
     assert str(raised.value) == (
         "2D_Task/VindrMammo/annotation_crop: unknown recipe 'vindr_mammo_physonet' of kind annotation_crop in "
-        "parameter 'recipe/physionet' (did you mean vindr_mammo_physionet, vindr_mammo?) (its recipes: vindr_cxr, "
-        "vindr_mammo, vindr_mammo_physionet, chest_imagenome_gold, chest_imagenome_silver)"
+        "parameter 'recipe/physionet' (did you mean vindr_mammo_physionet, vindr_mammo?) (its recipes: "
+        "chest_imagenome_gold, chest_imagenome_silver, vindr_cxr, vindr_mammo, vindr_mammo_physionet)"
     )
 
 
@@ -357,25 +357,25 @@ def test_a_parameter_a_recipe_requires_is_checked_at_load(registry_copy):
     )
 
 
-def test_a_recipe_requiring_a_parameter_its_kind_lacks_is_refused(registry_copy):
+def test_a_recipe_requiring_a_parameter_its_kind_lacks_is_refused(registry_copy, tmp_path):
     registry_copy(
-        "registry/kinds.yaml",
-        lambda d: d["kinds"]["volume_slices"]["recipes"]["cirrmri600"].update(requires=["sequnce"]),
+        "datasets/cirrmri600/recipes.yaml",
+        lambda d: d["recipes"]["volume_slices"]["cirrmri600"].update(requires=["sequnce"]),
     )
     with pytest.raises(RegistryError) as raised:
         load_registry()
     assert str(raised.value) == (
-        "kinds.yaml: recipe cirrmri600 of kind volume_slices requires 'sequnce', none of its params "
-        "(did you mean sequence, source?)"
+        f"{tmp_path}/preprocess/datasets/cirrmri600/recipes.yaml: recipe cirrmri600 of kind volume_slices requires "
+        "'sequnce', none of its params (did you mean sequence, source?)"
     )
 
 
 def test_every_recipe_resolves_to_its_code_and_cost():
-    """Each recipe kinds.yaml declares is one a subset uses (under some source variant), and each one a subset
+    """Each recipe the dataset folders declare is one a subset uses (under some source variant), and each one a subset
     uses resolves as its job resolves it, its code imported, and has a per-item cost (`python -m preprocess
     plan`)."""
     from preprocess.convert.base import ConversionContext
-    from preprocess.convert.parquet_extract import RULES
+    from preprocess.convert.parquet_extract import NAMING_RULES
     from preprocess.registry.loader import DATASETS_DIR
     from preprocess.sizing.costs import cost_of, load_costs
 
@@ -409,6 +409,6 @@ def test_every_recipe_resolves_to_its_code_and_cost():
                 if "code" in recipe:
                     assert callable(recipe["code"]) or hasattr(recipe["code"], "plan"), (kind.name, name)
                 else:  # data only (parquet_extract): its naming rule is the code
-                    assert recipe["rule"] in RULES, (kind.name, name)
+                    assert recipe["rule"] in NAMING_RULES, (kind.name, name)
                 cost_of(registry, subset, conversion, load_costs())
     assert used == {name: set(shipped.kinds[name].recipes) for name in used}

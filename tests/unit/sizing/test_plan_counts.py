@@ -172,9 +172,9 @@ def test_an_unknown_item_unit_of_a_kind_does_not_load(registry_copy):
 
 def test_an_unknown_item_unit_of_a_recipe_does_not_load(registry_copy):
     def recipe(document):
-        document["kinds"]["annotation_crop"]["recipes"]["chest_imagenome_gold"]["items"] = "images"
+        document["recipes"]["annotation_crop"]["chest_imagenome_gold"]["items"] = "images"
 
-    registry_copy("registry/kinds.yaml", recipe)
+    registry_copy("datasets/chest_imagenome/recipes.yaml", recipe)
     with pytest.raises(RegistryError, match=r"recipe chest_imagenome_gold of kind annotation_crop: items is one"):
         load_registry(extras=False)
 
