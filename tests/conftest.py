@@ -25,13 +25,28 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"  # the fixtures copied from the reference, and the added subset
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks set here
 def pytest_collection_modifyitems(items):
     """A test that reads the demo built by the workflow (the built_demo fixture, directly or through another
     fixture) is a workflow test, like those marked by hand that run Snakemake themselves: `make test-fast`
-    leaves them all out."""
+    leaves them all out.
+
+    The tests of a file that share a fixture it defines for the module or the session (a full-size raw root,
+    real-size fakes, a release demo: 10-20 s each to make) form one xdist group, so that under `--dist loadgroup`
+    one worker makes it once, not each worker that draws one of those tests; every other test is dealt out one
+    at a time (docs/tests.md)."""
     for item in items:
         if "built_demo" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.workflow)
+        if _shares_a_fixture_of_its_file(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _shares_a_fixture_of_its_file(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::")[0]
+    definitions = info.name2fixturedefs.values() if info else ()
+    return any(d.scope in ("module", "session") and d.baseid == module for defs in definitions for d in defs)
 
 
 def _extra_entries(name: str) -> list:

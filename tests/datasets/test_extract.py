@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -377,3 +378,6 @@ def test_a_gigabyte_parquet_streams_in_bounded_memory(tmp_path):
     count, peak_kb = (int(v) for v in done.stdout.split()[-2:])
     assert count == 4096
     assert peak_kb * 1024 < 500e6, f"peak RSS {peak_kb / 1024:.0f} MB"
+    # 2 GiB passed: removed now, not left to the clean-up of old test folders at the end of a later session
+    shutil.rmtree(tmp_path / "raw")
+    shutil.rmtree(tmp_path / "DATA")
