@@ -49,7 +49,7 @@ test: $(BIN)/snakemake $(VENV)/.reference
 # and the extra worker keeps the cores busy meanwhile.
 TEST_WORKERS ?= $(shell expr $(CORES) + 1)
 test-fast: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not whole_suite"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not workflow and not whole_suite"
 
 # What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
 # MEDHEB_EXTRA_REGISTRY) needs no code change: tests/datasets/test_new_subset.py, whose whole_suite test runs

@@ -25,21 +25,20 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"  # the fixtures copied from the reference, and the added subset
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks set here
 def pytest_collection_modifyitems(items):
     """A test that reads the demo built by the workflow (the built_demo fixture, directly or through another
     fixture) is a workflow test, like those marked by hand that run Snakemake themselves: `make test-fast`
     leaves them all out.
 
-    The tests of a file that share a fixture it defines for the module or the session (a full-size raw root,
-    real-size fakes, a release demo: 10-20 s each to make) form one xdist group, so that under `--dist loadgroup`
-    one worker makes it once, not each worker that draws one of those tests; every other test is dealt out one
-    at a time (docs/tests.md)."""
+    On a pytest-xdist worker, the tests that share a fixture their file makes for the module or the session (a
+    full-size raw root, real-size fakes, a release demo: 10-20 s each to make) come first: `make test-fast`
+    deals out whole files (`--dist loadfile`, in this order), so each such fixture is made once, on one worker,
+    and the longest files start first instead of ending the run (docs/tests.md)."""
     for item in items:
         if "built_demo" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.workflow)
-        if _shares_a_fixture_of_its_file(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not _shares_a_fixture_of_its_file(item))  # stable: the rest keep their order
 
 
 def _shares_a_fixture_of_its_file(item) -> bool:
