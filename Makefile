@@ -42,10 +42,11 @@ rehearsal: $(BIN)/snakemake
 # The whole suite: every test but the whole_suite one (`make test-new-subset` runs it), in two runs. First those
 # that do not run the Snakemake workflow, in parallel as `make test-fast` runs them; then the `workflow` ones one
 # at a time (each runs Snakemake on 2 cores, some kill it at a chosen moment: they stay serial, sharing one
-# demo build).
+# demo build). The second run runs whatever the first gave, so both report their failures, as the one serial run
+# did; make fails when either does.
 test: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest $(PARALLEL) -m "not workflow and not whole_suite"
-	$(BIN)/python -m pytest -m "workflow and not whole_suite"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not workflow and not whole_suite"; first=$$?; \
+	$(BIN)/python -m pytest -m "workflow and not whole_suite" && exit $$first
 
 # The loop while working: every test but those that run the Snakemake workflow end to end (marker `workflow`,
 # conftest.py) and the whole_suite one, in parallel (pytest-xdist; each test works in its own tmp_path). One
