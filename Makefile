@@ -39,17 +39,26 @@ ITEMS ?= 8
 rehearsal: $(BIN)/snakemake
 	$(BIN)/python benchmarks/rehearsal.py --items $(ITEMS) --cores $(CORES)
 
-# pyproject.toml's addopts deselect the whole_suite test: `make test-new-subset` runs it.
+# The whole suite: every test but the whole_suite one (`make test-new-subset` runs it), in two runs. First those
+# that do not run the Snakemake workflow, in parallel as `make test-fast` runs them; then the `workflow` ones one
+# at a time (each runs Snakemake on 2 cores, some kill it at a chosen moment: they stay serial, sharing one
+# demo build). The second run runs whatever the first gave, so both report their failures, as the one serial run
+# did; make fails when either does.
 test: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL) -m "not workflow and not whole_suite"; first=$$?; \
+	$(BIN)/python -m pytest -m "workflow and not whole_suite" && exit $$first
 
 # The loop while working: every test but those that run the Snakemake workflow end to end (marker `workflow`,
 # conftest.py) and the whole_suite one, in parallel (pytest-xdist; each test works in its own tmp_path). One
 # worker more than the cores: the tests also wait (on the subprocesses they start, download deadlines, the disk),
-# and the extra worker keeps the cores busy meanwhile.
+# and the extra worker keeps the cores busy meanwhile. Whole files are dealt out, in collection order, which
+# conftest.py starts with the files that make a fixture for the module (a full-size raw root, real-size fakes):
+# each is made once, and the longest start first (`--dist load` made them on each worker that drew one of
+# their tests: about a fifth more CPU; pytest-xdist's loadgroup does not group on pytest 9.2).
 TEST_WORKERS ?= $(shell expr $(CORES) + 1)
+PARALLEL = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test-fast: $(BIN)/snakemake $(VENV)/.reference
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not whole_suite"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not workflow and not whole_suite"
 
 # What proves that a subset added by registry and demo data alone (tests/data/new_subset, through
 # MEDHEB_EXTRA_REGISTRY) needs no code change: tests/datasets/test_new_subset.py, whose whole_suite test runs

@@ -28,10 +28,24 @@ DATA = REPO / "tests" / "data"  # the fixtures copied from the reference, and th
 def pytest_collection_modifyitems(items):
     """A test that reads the demo built by the workflow (the built_demo fixture, directly or through another
     fixture) is a workflow test, like those marked by hand that run Snakemake themselves: `make test-fast`
-    leaves them all out."""
+    leaves them all out.
+
+    On a pytest-xdist worker, the tests that share a fixture their file makes for the module or the session (a
+    full-size raw root, real-size fakes, a release demo: 10-20 s each to make) come first: `make test-fast`
+    deals out whole files (`--dist loadfile`, in this order), so each such fixture is made once, on one worker,
+    and the longest files start first instead of ending the run (docs/tests.md)."""
     for item in items:
         if "built_demo" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.workflow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not _shares_a_fixture_of_its_file(item))  # stable: the rest keep their order
+
+
+def _shares_a_fixture_of_its_file(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::")[0]
+    definitions = info.name2fixturedefs.values() if info else ()
+    return any(d.scope in ("module", "session") and d.baseid == module for defs in definitions for d in defs)
 
 
 def _extra_entries(name: str) -> list:

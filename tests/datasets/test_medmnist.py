@@ -450,33 +450,42 @@ def _values(settings) -> dict:
 # --- equality with the reference tool ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("flag", "subset", "channels", "size"),
-    [
-        ("bloodmnist", "BloodMNIST", 3, "28"),
-        ("bloodmnist", "BloodMNIST", 3, "64"),
-        ("organamnist", "OrganAMNIST", 1, "28"),
-        ("organamnist", "OrganAMNIST", 1, "64"),
-    ],
-)
-def test_pixels_equal_medmnist_save(tmp_path, flag, subset, channels, size):
-    settings, arrays = _settings(tmp_path, {flag: (channels, 1)}, size=size)
+REFERENCE_CASES = [
+    ("bloodmnist", "BloodMNIST", 3, "28"),
+    ("bloodmnist", "BloodMNIST", 3, "64"),
+    ("organamnist", "OrganAMNIST", 1, "28"),
+    ("organamnist", "OrganAMNIST", 1, "64"),
+]
+# `python -m medmnist save --flag=... --folder=... --postfix=png --root=... [--size=...]` for each case in one
+# process: the command's own function (medmnist/__main__.py `save`), as its command line calls it, without
+# PyTorch's start-up of about 3 s per case.
+MEDMNIST_SAVE = """
+import sys
+from medmnist.__main__ import save
+
+for flag, folder, root, size in zip(*[iter(sys.argv[1:])] * 4):
+    save(flag, folder, postfix="png", root=root, size=None if size == "28" else int(size))
+"""
+
+
+@pytest.fixture(scope="module")
+def saved_by_medmnist(tmp_path_factory):
+    """Each case's raw npz (random arrays) in a folder of its own, and the PNGs `medmnist save` wrote from it."""
+    cases, arguments = {}, []
+    for flag, _subset, channels, size in REFERENCE_CASES:
+        folder = tmp_path_factory.mktemp(f"{flag}-{size}")
+        cases[flag, size] = (folder, *_settings(folder, {flag: (channels, 1)}, size=size))
+        arguments += [flag, str(folder / "ref"), str(folder / "raw" / "MedMNIST"), size]
+    subprocess.run([sys.executable, "-c", MEDMNIST_SAVE, *arguments], check=True, capture_output=True)
+    return cases
+
+
+@pytest.mark.parametrize(("flag", "subset", "channels", "size"), REFERENCE_CASES)
+def test_pixels_equal_medmnist_save(saved_by_medmnist, flag, subset, channels, size):
+    folder, settings, arrays = saved_by_medmnist[flag, size]
     _build(settings, subset)
-    command = [
-        sys.executable,
-        "-m",
-        "medmnist",
-        "save",
-        f"--flag={flag}",
-        f"--folder={tmp_path / 'ref'}",
-        "--postfix=png",
-        f"--root={tmp_path / 'raw' / 'MedMNIST'}",
-    ]
-    if size != "28":
-        command.append(f"--size={size}")
-    subprocess.run(command, check=True, capture_output=True)
-    reference = tmp_path / "ref" / (flag if size == "28" else f"{flag}_{size}")
-    ours = tmp_path / "DATA" / "2D_Images" / subset / "output_images" / "test"
+    reference = folder / "ref" / (flag if size == "28" else f"{flag}_{size}")
+    ours = folder / "DATA" / "2D_Images" / subset / "output_images" / "test"
     names = _labels(settings.registry(), flag)
     rows = arrays[flag]["test_labels"]
     for index, row in enumerate(rows):
