@@ -22,6 +22,14 @@ from preprocess.sizing.resources import JOB_SECONDS
 # one takes about 1.5: about 10 s. Tripled for a shared cluster's queue and scheduling intervals, as the
 # declared runtimes are (resources.SAFETY).
 SLURM_JOB_SECONDS = 30
+# A local run's (`snakemake --cores N`) costs besides its jobs' own work, measured by benchmarks/local_overhead.py
+# on the shared 2-core machine (docs/benchmarks.md, "Predicted against measured wall"): each job holds its cores
+# about LOCAL_JOB_SECONDS longer than its own start-up and work (Snakemake forks it, its script preamble loads,
+# Snakemake records it done and chooses the next); and the run spends LOCAL_START_SECONDS before its first job
+# and again after the plan checkpoint (the Snakefile parsed, the registry loaded, the DAG built: `snakemake -n`).
+# A SLURM run starts the same way on the submit host (its jobs' own overhead is SLURM_JOB_SECONDS).
+LOCAL_JOB_SECONDS = 0.85
+LOCAL_START_SECONDS = 4.0
 # No conversion is cut into jobs of less than this: SLURM's start-up is then at most a tenth of a job's time.
 MIN_JOB_SECONDS = 300
 # Jobs per core the build's work may be cut into (shards.choose_target takes the one the schedule predicts to

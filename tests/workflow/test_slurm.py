@@ -1,5 +1,7 @@
 """The demo, train split included (`splits: all`), built through the SLURM profile equals the local build byte
-for byte, and every Train_Data JSONL path resolves.
+for byte, and every Train_Data JSONL path resolves. The SLURM build is cut for its allocation (config `cores:`,
+the node's two CPUs) and sends its short jobs in groups (profiles/slurm-ci: small_jobs, checks, validation);
+every SLURM job's declared memory and time cover what it used, as SLURM's accounting recorded it (issue 42).
 
 Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); skipped elsewhere.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,22 +64,108 @@ def _tree(workdir: Path) -> dict[str, str]:
     return found
 
 
-def test_slurm_build_equals_local_build(tmp_path):
+NODE_CORES = 2  # .ci/slurm.sh's node: the allocation the SLURM build is cut for (config `cores:`)
+UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}  # sacct's memory units, in MB (--units=M: M)
+RULES = {"check_source", "convert", "validate_subset"}  # the rules whose jobs profiles/slurm-ci groups
+
+
+def _megabytes(text: str, cpus: int) -> float | None:
+    """MB of a sacct memory field ('2000M', '52.34M'; before Slurm 23 '2000Mn' per node, '1000Mc' per CPU);
+    None when empty (a job's allocation line has no MaxRSS, nor a step too short for a sample)."""
+    found = re.fullmatch(r"([0-9.]+)([KMGT]?)([nc]?)", text)
+    if not found:
+        return None
+    value = float(found[1]) * UNITS[found[2] or "M"]
+    return value * cpus if found[3] == "c" else value
+
+
+def _seconds(text: str) -> float | None:
+    """Seconds of a sacct time field ([D-]HH:MM:SS or MM:SS); None for UNLIMITED and the like."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not all(re.fullmatch(r"[0-9.]+", part) for part in parts):
+        return None
+    return sum(float(part) * 60**k for k, part in enumerate(reversed(parts))) + (int(days) * 86400 if days else 0)
+
+
+def _accounting(before: set[str]) -> dict[str, dict]:
+    """Every SLURM job not in `before` (job ids): its state, declared memory (MB) and time limit (s), elapsed
+    seconds and the MaxRSS (MB) of each of its steps that has one."""
+    fields = "JobID,State,AllocCPUS,ReqMem,Timelimit,Elapsed,MaxRSS"
+    lines = subprocess.run(
+        ["sacct", "-n", "-P", "--units=M", "-o", fields], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    jobs: dict[str, dict] = {}
+    for line in lines:
+        job_id, state, cpus, requested, limit, elapsed, rss = line.split("|")
+        main, _, step = job_id.partition(".")
+        if main in before:
+            continue
+        job = jobs.setdefault(main, {"rss": []})
+        if not step:  # the job's own line: what it declared
+            job.update(state=state, mem_mb=_megabytes(requested, int(cpus or 1)), limit_s=_seconds(limit))
+            job["elapsed_s"] = _seconds(elapsed)
+        elif _megabytes(rss, 1):  # a step SLURM sampled
+            job["rss"].append(_megabytes(rss, 1))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def slurm_build(tmp_path_factory):
+    """The demo, all splits, through profiles/slurm-ci cut for the node's cores; and SLURM's record of its jobs."""
+    workdir = tmp_path_factory.mktemp("slurm")
     before = set(subprocess.run(["sacct", "-n", "-X", "-o", "JobID"], capture_output=True, text=True).stdout.split())
+    profile = ["--profile", str(REPO / "profiles" / "slurm-ci")]
+    _build(workdir, *profile, "--config", "splits=all", f"cores={NODE_CORES}")
+    return workdir, _accounting(before)
+
+
+def test_slurm_build_equals_local_build(tmp_path, slurm_build):
+    workdir, jobs = slurm_build
     _build(tmp_path / "local", "--cores", "2", "--config", "splits=all")
-    _build(tmp_path / "slurm", "--profile", str(REPO / "profiles" / "slurm-ci"), "--config", "splits=all")
-    local, cluster = _tree(tmp_path / "local"), _tree(tmp_path / "slurm")
+    local, cluster = _tree(tmp_path / "local"), _tree(workdir)
     assert len(local) > 500
     assert cluster == local
-    summary = json.loads((tmp_path / "slurm" / "results" / "validation" / "summary.json").read_text())
+    summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
     train = [row for row in summary["files"] if row["file"].startswith("Train_Data/")]
     train = [row for row in train if not row["subset"].startswith("Text_Task/")]  # a text file names no image
     assert len(train) >= 5 and all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in train)
     assert summary["unproduced"] == [] and summary["failed"] == []
-    jobs = subprocess.run(
-        ["sacct", "-n", "-X", "-P", "-o", "JobID,JobName,State"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    ours = [line.split("|") for line in jobs if line.split("|")[0] not in before]
-    print(f"{len(ours)} SLURM jobs: " + ", ".join(sorted({state for _, _, state in ours})))
-    assert len(ours) >= 100  # the whole demo: checks, plan, conversions, validations, contact sheets
-    assert {state for _, _, state in ours} == {"COMPLETED"}
+    print(f"{len(jobs)} SLURM jobs: " + ", ".join(sorted({job["state"] for job in jobs.values()})))
+    assert len(jobs) >= 40  # the whole demo: checks, plan, conversions, validations, contact sheets, grouped
+    assert {job["state"] for job in jobs.values()} == {"COMPLETED"}
+
+
+def test_short_jobs_travel_in_groups(slurm_build):
+    """The plugin keeps each SLURM job's log under group_NAME/ or rule_NAME/ (slurm-keep-successful-logs):
+    the grouped rules' jobs went as groups, each of them as no job of its own."""
+    workdir, _ = slurm_build
+    logs = workdir / ".snakemake" / "slurm_logs"
+    kinds = {folder.name for folder in logs.iterdir()}
+    assert {f"group_{name}" for name in ("small_jobs", "checks", "validation")} <= kinds, kinds
+    assert not {f"rule_{rule}" for rule in RULES} & kinds, kinds
+    grouped = [log for log in logs.glob("group_*/**/*.log")]
+    assert len(grouped) < len(list((workdir / "results" / "convert").rglob("*.tsv")))  # fewer jobs than shards
+
+
+def test_every_slurm_job_declares_the_memory_and_time_it_used(slurm_build):
+    """Per SLURM job (a group's jobs counted together, as SLURM sees them): its elapsed time within its --time
+    and its steps' MaxRSS within its --mem. Elapsed is exact. MaxRSS is sampled (jobacct_gather/linux polls
+    every JobAcctGatherFrequency seconds, 1 on .ci/slurm.sh's node): a step that ends before a sample has no
+    figure, or one under its true peak, so it is compared only where there is a figure, and such a figure can
+    only understate the use: the check proves the jobs whose peak was sampled. The demo's jobs last seconds;
+    each runs a Snakemake with numpy loaded (well over 30 MB), so a figure under that is a sample of a job's
+    first instant, and at least half the jobs must have a sample above it for the check to mean anything (a
+    Snakemake benchmark file once showed 0.6 MB for such a job)."""
+    _, jobs = slurm_build
+    table = "\n".join(
+        f"{job_id}: MaxRSS {max(job['rss'] or [0]):.0f} of {job['mem_mb']:.0f} MB, "
+        f"{job['elapsed_s']:.0f} of {job['limit_s']:.0f} s"
+        for job_id, job in sorted(jobs.items())
+    )
+    print(f"{len(jobs)} SLURM jobs:\n{table}")
+    for job_id, job in jobs.items():
+        assert job["limit_s"] is not None and job["elapsed_s"] <= job["limit_s"], (job_id, job)
+        assert all(rss <= job["mem_mb"] for rss in job["rss"]), (job_id, job)
+    meaningful = [job for job in jobs.values() if max(job["rss"] or [0]) > 30]
+    assert len(meaningful) >= len(jobs) / 2, table
