@@ -79,15 +79,17 @@ def _rehearsal():
 
 def write_config(fakes: Path, workdir: Path, sources: set[str]) -> tuple[Path, list[str]]:
     """The fakes' config for the subsets they hold at real size; and the lines saying which were left out."""
-    settings = load_settings(fakes / "config.yaml")
+    base = yaml.safe_load((fakes / "config.yaml").read_text(encoding="utf-8"))
+    # overwrite_existing: fakes built before (--fakes) are converted again, not found done (nor taken as the
+    # release's: a subset whose outputs all validate would be)
+    values = {**base, "splits": "test", "overwrite_existing": True}
+    config = workdir / "rehearsal_wall.yaml"
+    config.write_text(yaml.safe_dump(values), encoding="utf-8")
+    settings = load_settings(config)
     chosen, notes = _rehearsal().chosen_subsets(settings, settings.registry(), sources)
     if not chosen:
         raise SystemExit(f"no subset of {', '.join(sorted(sources))} can be built from {fakes}: {'; '.join(notes)}")
-    base = yaml.safe_load((fakes / "config.yaml").read_text(encoding="utf-8"))
-    # overwrite_existing: fakes built before (--fakes) are converted again, not found done
-    values = {**base, "subsets": [subset.key for subset in chosen], "splits": "test", "overwrite_existing": True}
-    config = workdir / "rehearsal_wall.yaml"
-    config.write_text(yaml.safe_dump(values), encoding="utf-8")
+    config.write_text(yaml.safe_dump({**values, "subsets": [subset.key for subset in chosen]}), encoding="utf-8")
     return config, notes
 
 
@@ -96,7 +98,10 @@ def predicted(config: Path, cores: int) -> dict[str, dict]:
     settings = load_settings(config)
     found = estimate_build(settings, settings.registry(), cores=cores)
     (plan,) = [b for b in budget.totals(found, [cores]) if b["splits"] == "test"]
-    return {stage: {"jobs": w["jobs"], "seconds": w["local"] * 3600} for stage, w in plan["stages"].items()}
+    return {
+        stage: {"jobs": w["jobs"], "seconds": w["local"] * 3600, "core_seconds": w["core_hours"] * 3600}
+        for stage, w in plan["stages"].items()
+    }
 
 
 def job_walls(log: str) -> dict[str, list[float]]:
@@ -135,6 +140,7 @@ def run(config: Path, workdir: Path, cores: int) -> tuple[float, float, str]:
 
 def report(plan: dict, wall: float, cpu: float, walls: dict, cores: int, load: tuple, written: str) -> str:
     total = sum(stage["seconds"] for stage in plan.values())
+    work = sum(stage["core_seconds"] for stage in plan.values())
     rows = [
         [stage, plan.get(stage, {}).get("jobs", 0), len(walls.get(stage, [])),
          f"{plan.get(stage, {}).get('seconds', 0.0):.1f}", f"{sum(walls.get(stage, [])):.0f}"]
@@ -152,7 +158,8 @@ def report(plan: dict, wall: float, cpu: float, walls: dict, cores: int, load: t
             "",
             f"predicted wall {total:.0f} s; measured {wall:.0f} s; measured / predicted {ratio:.2f} "
             f"({verdict} {RATIO_BAR}x)",
-            f"CPU of the run and its jobs {cpu:.0f} s: {cpu / wall:.2f} of {cores} cores on average",
+            f"CPU of the run and its jobs {cpu:.0f} s (the plan's work {work:.0f} core-seconds, Snakemake's own "
+            f"share apart): {cpu / wall:.2f} of {cores} cores on average",
         ]
     )
 
@@ -163,7 +170,9 @@ def main() -> int:
     parser.add_argument("--sources", nargs="+", default=list(SOURCES), help="the real-size sources")
     parser.add_argument("--cores", type=int, default=os.cpu_count(), help="snakemake --cores (default: all)")
     parser.add_argument("--keep", type=Path, help="write the fakes and the build here and keep them")
-    parser.add_argument("--fakes", type=Path, help="reuse fakes written before (the --keep folder's fakes/)")
+    parser.add_argument(
+        "--fakes", type=Path, help="reuse fakes no build has written into (a subset built there reads as the release's)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args()
     rehearsal = _rehearsal()
