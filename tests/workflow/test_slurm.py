@@ -17,9 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO
 from preprocess.demo import write_demo
+from preprocess.pipeline.settings import workflow_settings
+from preprocess.pipeline.workflow import RESULTS, job_group
+from preprocess.registry import splits
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEDHEB_SLURM") != "1", reason="set MEDHEB_SLURM=1 with a running cluster (make slurm-test)"
@@ -144,17 +148,37 @@ def test_slurm_build_equals_local_build(tmp_path, slurm_build):
 
 
 def test_short_jobs_travel_in_groups(slurm_build):
-    """The plugin keeps each SLURM job's log under group_GROUP_RULES/ or rule_RULE/ (slurm-keep-successful-logs):
-    the grouped rules' jobs went as groups of up to two, none as a job of its own."""
+    """The plugin keeps each SLURM job's log under group_GROUP_RULES/ or rule_RULE/WILDCARDS/
+    (slurm-keep-successful-logs): the checks and validations went only as groups, and a convert job went alone
+    only where the plan predicts it at least GROUP_BELOW_SECONDS (its group is None: job_group, the rule's own
+    choice), the others in groups of up to two components."""
     workdir, _ = slurm_build
     logs = workdir / ".snakemake" / "slurm_logs"
     folders = {folder.name for folder in logs.iterdir()}
     for group, rule in (("small_jobs", "convert"), ("checks", "check_source"), ("validation", "validate_subset")):
         assert f"group_{group}_{rule}" in folders, folders
-        assert f"rule_{rule}" not in folders, folders
+    assert not {"rule_check_source", "rule_validate_subset"} & folders, folders
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    config.update(splits="all", cores=NODE_CORES)
+    cwd = os.getcwd()
+    os.chdir(workdir)  # the config's folders are relative to the run's directory
+    try:
+        settings, registry = workflow_settings(config, RESULTS)
+    finally:
+        os.chdir(cwd)
+    alone = {folder.name for folder in (logs / "rule_convert").iterdir()} if "rule_convert" in folders else set()
+    long = set()  # the plugin's folder name of each convert job the rule puts in no group
+    shards = sorted((workdir / "results" / "convert").rglob("*.tsv"))  # GROUP/FOLDER/CONVERSION.I-of-N.tsv
+    for manifest in shards:
+        conversion_name, _, cut = manifest.name.removesuffix(".tsv").rpartition(".")
+        shard, _, count = cut.partition("-of-")
+        subset = registry.subset(f"{manifest.parent.parent.name}/{manifest.parent.name}")
+        conversion = next(c for c in splits.conversions(settings, subset) if c.name == conversion_name)
+        if job_group(settings, registry, subset, conversion, int(count)) is None:
+            long.add(f"{subset.key.replace('/', '_')}_{conversion_name}_{shard}_{count}")
+    assert alone == long
     grouped = list((logs / "group_small_jobs_convert").glob("*.log"))
-    shards = list((workdir / "results" / "convert").rglob("*.tsv"))
-    assert len(shards) / 2 <= len(grouped) < len(shards)  # two convert jobs to a SLURM job, the odd one alone
+    assert len(grouped) < len(shards) - len(long)  # fewer SLURM jobs than the short convert jobs they carried
 
 
 def test_every_slurm_job_declares_the_memory_and_time_it_used(slurm_build):
