@@ -23,12 +23,14 @@ from preprocess.sizing.resources import JOB_SECONDS
 # declared runtimes are (resources.SAFETY).
 SLURM_JOB_SECONDS = 30
 # A local run's (`snakemake --cores N`) costs besides its jobs' own work, measured by benchmarks/local_overhead.py
-# on the shared 2-core machine (docs/benchmarks.md, "Predicted against measured wall"): each job holds its cores
-# about LOCAL_JOB_SECONDS longer than its own start-up and work (Snakemake forks it, its script preamble loads,
-# Snakemake records it done and chooses the next); and the run spends LOCAL_START_SECONDS before its first job
-# and again after the plan checkpoint (the Snakefile parsed, the registry loaded, the DAG built: `snakemake -n`).
-# A SLURM run starts the same way on the submit host (its jobs' own overhead is SLURM_JOB_SECONDS).
-LOCAL_JOB_SECONDS = 0.85
+# on the 2-core machine (docs/benchmarks.md, "Predicted against measured wall"): what each job holds its cores
+# beyond its own start-up and work (Snakemake forks it, its script preamble loads, Snakemake records it done and
+# chooses the next): 0.27 s a job in all with the machine quiet, less than the 0.32 s of imports its measured
+# start-up already holds, so none (under a load of 10 it was 1.11 s: the load's, not Snakemake's); and the
+# LOCAL_START_SECONDS the run spends before its first job (the Snakefile parsed, the registry loaded, the DAG
+# built: 1.8 s for `snakemake -n`, 3 s to the first job). A SLURM run starts the same way on the submit host
+# (its jobs' own overhead is SLURM_JOB_SECONDS).
+LOCAL_JOB_SECONDS = 0.0
 LOCAL_START_SECONDS = 4.0
 # No conversion is cut into jobs of less than this: SLURM's start-up is then at most a tenth of a job's time.
 MIN_JOB_SECONDS = 300
