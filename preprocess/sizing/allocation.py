@@ -22,6 +22,16 @@ from preprocess.sizing.resources import JOB_SECONDS
 # one takes about 1.5: about 10 s. Tripled for a shared cluster's queue and scheduling intervals, as the
 # declared runtimes are (resources.SAFETY).
 SLURM_JOB_SECONDS = 30
+# A local run's (`snakemake --cores N`) costs besides its jobs' own work, measured by benchmarks/local_overhead.py
+# on the 2-core machine (docs/benchmarks.md, "Predicted against measured wall"): what each job holds its cores
+# beyond its own start-up and work (Snakemake forks it, its script preamble loads, Snakemake records it done and
+# chooses the next): 0.27 s a job in all with the machine quiet, less than the 0.32 s of imports its measured
+# start-up already holds, so none (under a load of 10 it was 1.11 s: the load's, not Snakemake's); and the
+# LOCAL_START_SECONDS the run spends before its first job (the Snakefile parsed, the registry loaded, the DAG
+# built: 1.8 s for `snakemake -n`, 3 s to the first job). A SLURM run starts the same way on the submit host
+# (its jobs' own overhead is SLURM_JOB_SECONDS).
+LOCAL_JOB_SECONDS = 0.0
+LOCAL_START_SECONDS = 4.0
 # No conversion is cut into jobs of less than this: SLURM's start-up is then at most a tenth of a job's time.
 MIN_JOB_SECONDS = 300
 # Jobs per core the build's work may be cut into (shards.choose_target takes the one the schedule predicts to

@@ -7,13 +7,15 @@ Wall time is a list-scheduling estimate: the jobs, longest predicted first, each
 it holds (its threads, at most N) are free. Locally a job starts the moment cores free up; on SLURM each job
 also waits allocation.SLURM_JOB_SECONDS for the scheduler to start it and its environment to load, and the
 jobs predicted under allocation.GROUP_BELOW_SECONDS go in groups of allocation.GROUP_JOBS (one wait for the
-group, its jobs side by side: profiles/slurm). The conversions' figures are the budget's; each budget also
-holds every stage's (`stages`: the raw checks, the conversions, the validation, the fingerprints, stages.py),
-which run in turn: a whole build's wall time is about their sum."""
+group, its jobs side by side: profiles/slurm). Each local job also holds its cores
+allocation.LOCAL_JOB_SECONDS beyond its own start-up and work (Snakemake's own share of a job). The
+conversions' figures are the budget's; each budget also holds every stage's (`stages`: the raw checks, the
+conversions, the validation, the fingerprints, stages.py; the contact sheets and the run's own steps, its start
+included, runjobs.py), which run in turn: a whole build's wall time is about their sum."""
 
 from __future__ import annotations
 
-from preprocess.sizing import allocation, shards, stages
+from preprocess.sizing import allocation, runjobs, shards, stages
 from preprocess.sizing.estimate import at_target
 from preprocess.sizing.schedule import slurm_wall_seconds, wall_seconds
 
@@ -22,7 +24,7 @@ def _jobs(estimates) -> list[tuple[float, int]]:
     return [(seconds, e.threads) for e in estimates for seconds in e.job_seconds()]
 
 
-STAGES = ("check", "convert", "validate", "attest")  # in turn: each waits for the one before
+STAGES = ("check", "convert", "validate", "attest", "contact")  # in turn: each waits for the one before
 
 
 def _walls(estimates, cores: int) -> dict:
@@ -41,11 +43,28 @@ def _walls(estimates, cores: int) -> dict:
         jobs = _jobs(phase)
         work = sum(seconds * threads for seconds, threads in jobs)
         longest = max((e.startup_seconds + e.item_seconds for e in phase if e.items), default=0.0)
-        found["local"] += wall_seconds(jobs, cores) / 3600
+        local = allocation.LOCAL_JOB_SECONDS
+        found["local"] += wall_seconds(jobs, cores, local) / 3600
         found["slurm"] += slurm_wall_seconds(jobs, cores) / 3600
-        found["local_bound"] += allocation.lower_bound(work, longest, cores) / 3600
+        found["local_bound"] += allocation.lower_bound(work + local * len(jobs), longest, cores, local) / 3600
         found["slurm_bound"] += allocation.lower_bound(work, longest, cores, allocation.SLURM_JOB_SECONDS) / 3600
     return found
+
+
+def _run_walls() -> dict:
+    """The run's own steps (runjobs.py), one after another on the host Snakemake runs on (local rules, also
+    under a SLURM profile), after its start."""
+    steps = runjobs.run_steps()
+    seconds = allocation.LOCAL_START_SECONDS + sum(
+        allocation.LOCAL_JOB_SECONDS + s for e in steps for s in e.job_seconds()
+    )
+    hours = seconds / 3600
+    return {
+        "jobs": len(steps),
+        "core_hours": sum(e.core_hours for e in steps),
+        "longest_job_seconds": max(s for e in steps for s in e.job_seconds()),
+        **{key: hours for key in ("local", "slurm", "local_bound", "slurm_bound")},
+    }
 
 
 def target_for(estimates, cores: int | None, configured: int | None = None) -> float:
@@ -67,9 +86,10 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
             converted = [e for e in cut if e.stage == "convert"]
             by_stage = {"convert": converted, "validate": [], "attest": []}
             by_stage["check"] = [e for e in cut if e.stage == "check"]
-            for e in stages.subset_estimates(converted, target):
-                by_stage[e.stage].append(e)
-            walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage[stage]}
+            for e in stages.subset_estimates(converted, target) + runjobs.contact_estimates(converted):
+                by_stage.setdefault(e.stage, []).append(e)
+            walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage.get(stage)}
+            walls["run"] = _run_walls()  # Snakemake's start and its own steps, on any core count
             memory = max(converted, key=lambda e: e.mem_mb, default=None)
             longest = max(converted, key=lambda e: e.runtime, default=None)
             found.append(

@@ -122,10 +122,13 @@ def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
     assert checks["aptos2019"].core_hours * 3600 < 1  # no MD5: a presence check of its files
     for group in ("test", "all"):
         walls = budgets[group, 256]["stages"]
-        assert list(walls) == ["check", "convert", "validate", "attest"]
+        assert list(walls) == ["check", "convert", "validate", "attest", "contact", "run"]
         image_subsets = {s.key for s in registry.select("all") if not s.is_text and s.tasks}
         # a subset's shards, then its merge: two jobs a subset at least
         assert walls["validate"]["jobs"] >= 2 * len(image_subsets) and walls["attest"]["jobs"] >= 2 * len(image_subsets)
+        assert walls["contact"]["jobs"] == len(image_subsets)  # a contact sheet a subset
+        # the plan checkpoint, the fingerprints' table, the summary, its gate and the evaluation configs
+        assert walls["run"]["jobs"] == 5
         assert walls["attest"]["core_hours"] > walls["validate"]["core_hours"] > 0  # decoding costs more
 
 
