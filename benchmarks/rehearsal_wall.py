@@ -65,8 +65,9 @@ RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 JOBID = re.compile(r"^    jobid: (\d+)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)")
 # the rules of each of the plan's stages (budget.STAGES, and "run": the run's own steps)
-STAGE_OF_RULE = {"check_source": "check", "convert": "convert", "validate_subset": "validate",
-                 "attest_subset": "attest", "contact_sheet": "contact"}  # fmt: skip
+STAGE_OF_RULE = {"check_source": "check", "convert": "convert", "validate_shard": "validate",
+                 "validate_subset": "validate", "attest_shard": "attest", "attest_subset": "attest",
+                 "contact_sheet": "contact"}  # fmt: skip
 
 
 def _rehearsal():
