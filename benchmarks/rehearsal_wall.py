@@ -11,7 +11,7 @@ workflow on this machine's cores, against what `plan` predicts for that raw root
 3. Asks the plan for that config at `--cores` (preprocess/pipeline/sizing.py estimate_build and
    preprocess/sizing/budget.py totals, what `python -m preprocess plan --cores N` prints): the local wall of
    every stage (raw checks, conversions, validation, fingerprints, contact sheets) and of the run's own steps
-   and start; the whole run's is their sum.
+   and start, and the whole run's, its stages overlapping as the workflow runs them (sizing/buildwall.py).
 4. Runs `snakemake --cores N` with that config on the repository's Snakefile (the README's command: the
    default target, every stage) and measures its wall time, and the CPU time of it and its jobs.
 5. Prints the predicted and measured wall and their ratio, per stage the jobs and the predicted wall next to
@@ -70,6 +70,9 @@ STAGE_OF_RULE = {"check_source": "check", "convert": "convert", "validate_shard"
                  "contact_sheet": "contact"}  # fmt: skip
 
 
+WHOLE = "whole build"  # the whole run in predicted()
+
+
 def _rehearsal():
     spec = importlib.util.spec_from_file_location("rehearsal", REPO / "benchmarks" / "rehearsal.py")
     module = importlib.util.module_from_spec(spec)
@@ -95,13 +98,15 @@ def write_config(fakes: Path, workdir: Path, sources: set[str]) -> tuple[Path, l
 
 
 def predicted(config: Path, cores: int) -> dict[str, dict]:
-    """The plan's budget of the config's build at `cores`: per stage, its jobs and local wall seconds."""
+    """The plan's budget of the config's build at `cores`: per stage and for the whole run (WHOLE), its jobs,
+    local wall seconds and core-seconds."""
     settings = load_settings(config)
     found = estimate_build(settings, settings.registry(), cores=cores)
     (plan,) = [b for b in budget.totals(found, [cores]) if b["splits"] == "test"]
+    walls = {**plan["stages"], WHOLE: plan["build"]}
     return {
         stage: {"jobs": w["jobs"], "seconds": w["local"] * 3600, "core_seconds": w["core_hours"] * 3600}
-        for stage, w in plan["stages"].items()
+        for stage, w in walls.items()
     }
 
 
@@ -140,8 +145,7 @@ def run(config: Path, workdir: Path, cores: int) -> tuple[float, float, str]:
 
 
 def report(plan: dict, wall: float, cpu: float, walls: dict, cores: int, load: tuple, written: str) -> str:
-    total = sum(stage["seconds"] for stage in plan.values())
-    work = sum(stage["core_seconds"] for stage in plan.values())
+    total, work = plan[WHOLE]["seconds"], plan[WHOLE]["core_seconds"]
     rows = [
         [stage, plan.get(stage, {}).get("jobs", 0), len(walls.get(stage, [])),
          f"{plan.get(stage, {}).get('seconds', 0.0):.1f}", f"{sum(walls.get(stage, [])):.0f}"]

@@ -92,7 +92,7 @@ def budget_tables() -> tuple[str, str]:
     from preprocess.pipeline.sizing import estimate_build
     from preprocess.registry.config import settings_from_dict
     from preprocess.sizing import budget
-    from preprocess.sizing.report import size
+    from preprocess.sizing.report import both_walls, size
 
     extra = os.environ.pop("MEDHEB_EXTRA_REGISTRY", None)  # the shipped registry alone
     try:
@@ -108,8 +108,8 @@ def budget_tables() -> tuple[str, str]:
             os.environ["MEDHEB_EXTRA_REGISTRY"] = extra
     lines = [
         "| splits | cores | jobs | core-hours | disk | largest job memory | longest job runtime (declared) "
-        "| wall min, local (bound) | wall min, SLURM (bound) |",
-        "|---|---:|---:|---:|---:|---|---|---:|---:|",
+        "| wall min, local (bound) | wall min, SLURM (bound) | whole build min, local / SLURM (bound) |",
+        "|---|---:|---:|---:|---:|---|---|---:|---:|---:|",
     ]
     budgets = budget.totals(found, [32, 256, 1024])
     for b in budgets:
@@ -118,7 +118,8 @@ def budget_tables() -> tuple[str, str]:
             f"| {b['largest_mem_mb']:,} MB ({b['largest_mem_job']}) "
             f"| {b['longest_runtime']:,} min ({b['longest_runtime_job']}) "
             f"| {b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f}) "
-            f"| {b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f}) |"
+            f"| {b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f}) "
+            f"| {both_walls(b['build'])} |"
         )
     return "\n".join(lines), stage_lines(budgets)
 
@@ -131,8 +132,8 @@ def stage_lines(budgets: list[dict]) -> str:
     for b in budgets:
         if b["cores"] != 32:
             continue
-        at = {n["cores"]: n["stages"] for n in budgets if n["splits"] == b["splits"]}
-        for stage, one in b["stages"].items():
+        at = {n["cores"]: {**n["stages"], "whole build": n["build"]} for n in budgets if n["splits"] == b["splits"]}
+        for stage, one in at[32].items():
             walls = " / ".join(
                 f"{at[n][stage]['slurm'] * 60:,.1f} ({at[n][stage]['slurm_bound'] * 60:,.1f})" for n in sorted(at)
             )

@@ -54,7 +54,7 @@ def estimate_build(settings, registry, conversions=None, costs=None, results=Non
         planned_items=lambda subset, conversion: planned_items(registry, settings, subset, conversion),
     )
     if settings.cores or cores:
-        target = budget.target_for(found, cores, settings.cores)
+        target = budget.target_for(found, cores, settings.cores).convert
         found = [at_target(e, target) for e in found]
     if conversions is None:
         found += stages.estimate_stages(settings, registry, found, plans)

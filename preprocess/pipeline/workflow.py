@@ -14,7 +14,7 @@ from preprocess.registry import layout, splits
 from preprocess.registry.config import check_config
 from preprocess.registry.model import GROUPS
 from preprocess.release import releasenames
-from preprocess.sizing import allocation, shards, verifyjobs
+from preprocess.sizing import allocation, shards, targets, verifyjobs
 from preprocess.sizing.resources import rule_resources
 
 RESULTS = layout.RESULTS
@@ -24,7 +24,7 @@ RESULTS = layout.RESULTS
 __all__ = [
     "GROUPS",
     "RESULTS",
-    "build_target",
+    "build_targets",
     "built_conversions",
     "check_config",
     "checked_sources",
@@ -58,9 +58,10 @@ def built_conversions(settings, subset) -> list:
     return splits.conversions(settings, subset)
 
 
-def build_target(settings, registry, cores: int | None) -> float:
-    """The seconds the build's conversions are cut to on `cores` (sizing/allocation.py)."""
-    return shards.build_target(settings, registry, cores)
+def build_targets(settings, registry, cores: int | None) -> targets.Targets:
+    """The seconds the build's conversions (`convert`) and its validation and fingerprint shards (`verify`)
+    are cut to on `cores` (sizing/targets.py)."""
+    return targets.build_targets(settings, registry, cores)
 
 
 def count_shards(settings, registry, subset, conversion, target: float | None = None) -> int:

@@ -22,6 +22,12 @@ from preprocess.sizing.resources import JOB_SECONDS
 # one takes about 1.5: about 10 s. Tripled for a shared cluster's queue and scheduling intervals, as the
 # declared runtimes are (resources.SAFETY).
 SLURM_JOB_SECONDS = 30
+# Of that wait, what a job spends inside its allocation, holding its cores: its own Snakemake's start (the
+# Snakefile parsed again, 4-5 s, where the toy's 1.5 s is in the 7 s above), tripled as the rest. The remainder
+# (SLURM_JOB_SECONDS - SLURM_HELD_SECONDS) is the scheduler's queue and Snakemake's status polling: it delays the
+# job's start, but no core is held meanwhile (a pending job holds none).
+SLURM_HELD_SECONDS = 15
+SLURM_QUEUE_SECONDS = SLURM_JOB_SECONDS - SLURM_HELD_SECONDS
 # A local run's (`snakemake --cores N`) costs besides its jobs' own work, measured by benchmarks/local_overhead.py
 # on the 2-core machine (docs/benchmarks.md, "Predicted against measured wall"): what each job holds its cores
 # beyond its own start-up and work (Snakemake forks it, its script preamble loads, Snakemake records it done and

@@ -11,11 +11,13 @@ group, its jobs side by side: profiles/slurm). Each local job also holds its cor
 allocation.LOCAL_JOB_SECONDS beyond its own start-up and work (Snakemake's own share of a job). The
 conversions' figures are the budget's; each budget also holds every stage's (`stages`: the raw checks, the
 conversions, the validation, the fingerprints, stages.py; the contact sheets and the run's own steps, its start
-included, runjobs.py), which run in turn: a whole build's wall time is about their sum."""
+included, runjobs.py), each priced alone, and the whole build's (`build`) as the workflow orders their jobs:
+the checks, then every subset's conversions, validation and fingerprints side by side, then the run's end
+steps (buildwall.py)."""
 
 from __future__ import annotations
 
-from preprocess.sizing import allocation, runjobs, shards, stages
+from preprocess.sizing import allocation, buildwall, runjobs, stages, targets
 from preprocess.sizing.estimate import at_target
 from preprocess.sizing.schedule import slurm_wall_seconds, wall_seconds
 
@@ -24,7 +26,8 @@ def _jobs(estimates) -> list[tuple[float, int]]:
     return [(seconds, e.threads) for e in estimates for seconds in e.job_seconds()]
 
 
-STAGES = ("check", "convert", "validate", "attest", "contact")  # in turn: each waits for the one before
+STAGES = ("check", "convert", "validate", "attest", "contact")
+SIDE_BY_SIDE = ("convert", "validate", "attest", "contact")  # a subset's, once the checks are done (buildwall.py)
 
 
 def _walls(estimates, cores: int) -> dict:
@@ -67,9 +70,23 @@ def _run_walls() -> dict:
     }
 
 
-def target_for(estimates, cores: int | None, configured: int | None = None) -> float:
-    """The seconds the conversions are cut to on `cores` (the config's `cores:` wins, as in the workflow)."""
-    return shards.choose_target([e.cutting for e in estimates if e.cutting is not None], configured or cores)
+def _build_walls(walls: dict, side_by_side: list, cores: int) -> dict:
+    """The whole build: the run's start and own steps and the checks, one after another (the plan checkpoint
+    waits for every check), plus the subsets' conversions, validation, fingerprints and contact sheets as a
+    graph (buildwall.py)."""
+    middle = buildwall.walls(side_by_side, cores)
+    keys = ("local", "slurm", "local_bound", "slurm_bound")
+    found = {key: walls["run"][key] + walls.get("check", {}).get(key, 0.0) + middle[key] for key in keys}
+    found["jobs"] = sum(w["jobs"] for w in walls.values())
+    found["core_hours"] = sum(w["core_hours"] for w in walls.values())
+    found["longest_job_seconds"] = max(w["longest_job_seconds"] for w in walls.values())
+    return found
+
+
+def target_for(estimates, cores: int | None, configured: int | None = None) -> targets.Targets:
+    """The seconds the conversions and the verification shards are cut to on `cores` (the config's `cores:`
+    wins, as in the workflow)."""
+    return targets.choose([e.cutting for e in estimates if e.cutting is not None], configured or cores)
 
 
 def totals(estimates, cores: list[int], configured: int | None = None) -> list[dict]:
@@ -82,21 +99,23 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
     for name, chosen in groups.items():
         for n in cores:
             target = target_for(chosen, n, configured)  # the cut of a build of these splits, as the workflow's
-            cut = [at_target(e, target) for e in chosen]
+            cut = [at_target(e, target.convert) for e in chosen]
             converted = [e for e in cut if e.stage == "convert"]
             by_stage = {"convert": converted, "validate": [], "attest": []}
             by_stage["check"] = [e for e in cut if e.stage == "check"]
-            for e in stages.subset_estimates(converted, target) + runjobs.contact_estimates(converted):
+            for e in stages.subset_estimates(converted, target.verify) + runjobs.contact_estimates(converted):
                 by_stage.setdefault(e.stage, []).append(e)
             walls = {stage: _walls(by_stage[stage], n) for stage in STAGES if by_stage.get(stage)}
             walls["run"] = _run_walls()  # Snakemake's start and its own steps, on any core count
+            build = _build_walls(walls, [e for stage in SIDE_BY_SIDE for e in by_stage.get(stage, [])], n)
             memory = max(converted, key=lambda e: e.mem_mb, default=None)
             longest = max(converted, key=lambda e: e.runtime, default=None)
             found.append(
                 {
                     "splits": name,
                     "cores": n,
-                    "target_seconds": target,
+                    "target_seconds": target.convert,
+                    "verify_target_seconds": target.verify,
                     "jobs": sum(e.jobs for e in converted),
                     "core_hours": sum(e.core_hours for e in converted),
                     "bytes": sum(e.bytes for e in converted),
@@ -105,7 +124,8 @@ def totals(estimates, cores: list[int], configured: int | None = None) -> list[d
                     "longest_runtime": longest.runtime if longest else 0,
                     "longest_runtime_job": f"{longest.subset}/{longest.conversion}" if longest else "",
                     **{key: walls["convert"][key] for key in ("local", "slurm", "local_bound", "slurm_bound")},
-                    "stages": walls,  # every stage, the conversions too
+                    "stages": walls,  # every stage alone, the conversions too
+                    "build": build,  # the whole build, its stages overlapping as the workflow runs them
                 }
             )
     return found

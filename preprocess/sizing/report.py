@@ -53,10 +53,10 @@ def _cells(row) -> list[str]:
 
 
 def budget_table(budgets: list[dict]) -> str:
-    """The budgets as a table: one row per split group and core count, each wall (minutes) next to its lower
-    bound."""
+    """The budgets as a table: one row per split group and core count, the conversions' walls (minutes) next to
+    their lower bounds, then the whole build's (every stage, as the workflow overlaps them)."""
     headers = ["splits", "cores", "jobs", "core-hours", "disk", "largest job memory", "longest job runtime"]
-    headers += ["wall min local (bound)", "wall min SLURM (bound)"]
+    headers += ["wall min local (bound)", "wall min SLURM (bound)", "whole build min local / SLURM (bound)"]
     body = [
         [
             b["splits"],
@@ -68,38 +68,38 @@ def budget_table(budgets: list[dict]) -> str:
             f"{b['longest_runtime']:,} min ({b['longest_runtime_job']})",
             f"{b['local'] * 60:,.1f} ({b['local_bound'] * 60:,.1f})",
             f"{b['slurm'] * 60:,.1f} ({b['slurm_bound'] * 60:,.1f})",
+            both_walls(b["build"]),
         ]
         for b in budgets
     ]
     return tables.render(headers, body) + "\n\n" + stage_table(budgets)
 
 
+def both_walls(walls: dict) -> str:
+    """'local / SLURM (SLURM's bound)', in minutes."""
+    return f"{walls['local'] * 60:,.1f} / {walls['slurm'] * 60:,.1f} ({walls['slurm_bound'] * 60:,.1f})"
+
+
 def stage_table(budgets: list[dict]) -> str:
     """Every stage of the build (raw checks, conversions, validation, fingerprints) per split group: its jobs,
-    core-hours and longest job, and its wall on each core count (local / SLURM, SLURM's bound), then all of
-    them in turn."""
+    core-hours and longest job, and its wall on each core count (local / SLURM, SLURM's bound) as if it ran
+    alone, then the whole build's, its stages overlapping as the workflow runs them (buildwall.py)."""
     cores = sorted({b["cores"] for b in budgets})
     headers = ["stage", "splits", "jobs", "core-hours", "longest job min"]
     headers += [f"wall min, {n:,} cores: local / SLURM (bound)" for n in cores]
     body = []
     for splits in dict.fromkeys(b["splits"] for b in budgets):
-        at = {b["cores"]: b["stages"] for b in budgets if b["splits"] == splits}
-        first = at[cores[0]]
-        for stage in [*first, "whole build"]:
-            rows = {n: list(at[n].values()) if stage == "whole build" else [at[n][stage]] for n in cores}
-            one = rows[cores[0]]
+        at = {b["cores"]: {**b["stages"], "whole build": b["build"]} for b in budgets if b["splits"] == splits}
+        for stage, one in at[cores[0]].items():
             body.append(
                 [
                     stage,
                     splits,
-                    f"{sum(r['jobs'] for r in one):,}",
-                    f"{sum(r['core_hours'] for r in one):,.1f}",
-                    f"{max(r['longest_job_seconds'] for r in one) / 60:,.1f}",
-                    *[
-                        f"{sum(r['local'] for r in rows[n]) * 60:,.1f} / {sum(r['slurm'] for r in rows[n]) * 60:,.1f} "
-                        f"({sum(r['slurm_bound'] for r in rows[n]) * 60:,.1f})"
-                        for n in cores
-                    ],
+                    f"{one['jobs']:,}",
+                    f"{one['core_hours']:,.1f}",
+                    f"{one['longest_job_seconds'] / 60:,.1f}",
+                    *[both_walls(at[n][stage]) for n in cores],
                 ]
             )
-    return "every stage, in turn (preprocess/sizing/stages.py):\n" + tables.render(headers, body)
+    title = "every stage alone (preprocess/sizing/stages.py), then the whole build as the workflow overlaps them"
+    return f"{title} (preprocess/sizing/buildwall.py):\n" + tables.render(headers, body)

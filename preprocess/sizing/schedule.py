@@ -1,6 +1,7 @@
 """The wall time of a list of jobs on N cores, as a scheduler runs them: whenever cores are free, the longest
 waiting job that fits them starts (Snakemake's local scheduler and SLURM's backfill fill free cores alike).
-On SLURM each job first waits allocation.SLURM_JOB_SECONDS, and the jobs predicted under
+On SLURM each job first waits allocation.SLURM_JOB_SECONDS, SLURM_HELD_SECONDS of it holding its cores (its own
+Snakemake's start, inside the allocation) and the rest in the queue, holding none; the jobs predicted under
 allocation.GROUP_BELOW_SECONDS run in groups of allocation.GROUP_JOBS (profiles/slurm: one wait for the group,
 its jobs side by side)."""
 
@@ -42,4 +43,5 @@ def grouped(jobs: list[tuple[float, int]]) -> list[tuple[float, int]]:
 
 
 def slurm_wall_seconds(jobs: list[tuple[float, int]], cores: int) -> float:
-    return wall_seconds(grouped(jobs), cores, allocation.SLURM_JOB_SECONDS)
+    held = wall_seconds(grouped(jobs), cores, allocation.SLURM_HELD_SECONDS)
+    return allocation.SLURM_QUEUE_SECONDS + held if jobs else 0.0  # every job is queued at the start

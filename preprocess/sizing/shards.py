@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from preprocess.registry import splits
-from preprocess.sizing import allocation, resources, schedule
+from preprocess.sizing import resources
 from preprocess.sizing.costs import Cost, cost_of, load_costs
 from preprocess.sizing.counts import count_items
 
@@ -56,6 +56,7 @@ class Cutting:
     least: int
     threads: int
     speedup: float
+    subset: str = ""  # its subset's key: the validation and fingerprints that follow it (targets.py)
 
     @property
     def work(self) -> float:
@@ -76,7 +77,8 @@ class Cutting:
 def cutting(settings, registry, subset, conversion, cost: Cost, items: int) -> Cutting:
     threads, speedup = resources.kind_threads(registry.kinds[conversion.kind])
     most = ceiling(registry, settings.raw_root, subset, conversion, data_basedir=settings.data_basedir)
-    return Cutting(cost, items, most, named(settings, subset, conversion), conversion.shards, threads, speedup)
+    count = named(settings, subset, conversion)
+    return Cutting(cost, items, most, count, conversion.shards, threads, speedup, subset.key)
 
 
 def cuttings(settings, registry, costs: dict[str, Cost] | None = None) -> list[Cutting]:
@@ -94,27 +96,8 @@ def cuttings(settings, registry, costs: dict[str, Cost] | None = None) -> list[C
     return found
 
 
-def choose_target(found: list[Cutting], cores: int | None) -> float:
-    """Of allocation.targets(...), the one whose cut the schedule predicts to end soonest on SLURM (the
-    per-job wait against the last wave's ragged end), the longer target on a tie; None cores: an hour."""
-    if not cores:
-        return float(resources.JOB_SECONDS)
-    work = sum(c.work for c in found)
-
-    def wall(target: float) -> float:
-        return schedule.slurm_wall_seconds([job for c in found for job in c.job_list(target)], cores)
-
-    return min(sorted(allocation.targets(work, cores), reverse=True), key=wall)
-
-
-def build_target(settings, registry, cores: int | None, costs=None) -> float:
-    """The seconds the build's jobs are cut to on `cores` (the config's `cores:` wins; neither: an hour)."""
-    cores = settings.cores or cores
-    return choose_target(cuttings(settings, registry, costs) if cores else [], cores)
-
-
 def shard_count(settings, registry, subset, conversion, costs: dict[str, Cost] | None = None, target=None) -> int:
-    """Jobs for one conversion, as the workflow cuts it to `target` seconds (build_target; default an hour),
+    """Jobs for one conversion, as the workflow cuts it to `target` seconds (targets.build_targets; default an hour),
     its items counted cheaply in the raw root, unless the config names its count."""
     count = named(settings, subset, conversion)
     if count is not None and count <= 1:

@@ -1,12 +1,13 @@
 # Stage 4: the pixel fingerprints of every image the built task files name (preprocess/verify/attest.py): once a
-# subset is validated, shards that each fingerprint a slice of its images, cut as its conversions are
+# subset is built, beside its validation (a path that does not resolve is fingerprinted as missing, and the
+# validation reports it), shards that each fingerprint a slice of its images, cut as its conversions are
 # (preprocess/sizing/verifyjobs.py), merged into one file per subset, then the tree's file from them; the
 # report's first page shows its digests.
 
 
 rule attest_shard:
     input:
-        str(RESULTS / layout.SUBSET_REPORT),
+        unpack(validation_inputs),
     output:
         str(RESULTS / layout.ATTEST_SHARD),
     log:

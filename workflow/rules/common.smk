@@ -10,7 +10,7 @@ from preprocess.errors import PreprocessError, stop_workflow
 from preprocess.pipeline.workflow import (
     GROUPS,
     RESULTS,
-    build_target,
+    build_targets,
     built_conversions,
     checked_sources,
     count_shards,
@@ -70,10 +70,11 @@ def run_cores():
 
 
 @functools.cache
-def job_target():
-    """The seconds the build's conversions are cut to (preprocess/sizing/allocation.py): from the config's
-    `cores:`, else this run's cores, and the whole configured build's work."""
-    return build_target(SETTINGS, REGISTRY, run_cores())
+def job_targets():
+    """The seconds the build's conversions (`convert`) and its validation and fingerprint shards (`verify`)
+    are cut to (preprocess/sizing/targets.py): from the config's `cores:`, else this run's cores, and the
+    whole configured build's work."""
+    return build_targets(SETTINGS, REGISTRY, run_cores())
 
 
 @functools.cache
@@ -81,7 +82,7 @@ def shard_count(subset, conversion):
     """Jobs for one conversion: the config's count for it or its subset, else the registry's, raised so
     that no job runs past the build's target (its items counted in the raw root).
     """
-    return count_shards(SETTINGS, REGISTRY, subset, conversion, job_target())
+    return count_shards(SETTINGS, REGISTRY, subset, conversion, job_targets().convert)
 
 
 def conversion_manifests(subset):
@@ -149,8 +150,8 @@ def verification_of(subset, stage):
 
 @functools.cache
 def stage_shard_count(subset, stage):
-    """Shards of the subset's validation or fingerprints: cut to the build's target, as its conversions."""
-    return verification_of(subset, stage).shards(job_target())
+    """Shards of the subset's validation or fingerprints, cut to the build's verification target."""
+    return verification_of(subset, stage).shards(job_targets().verify)
 
 
 def stage_shards(pattern, stage):

@@ -16,7 +16,7 @@ from conftest import REPO
 from preprocess.pipeline.sizing import estimate_build
 from preprocess.registry import splits
 from preprocess.registry.config import settings_from_dict
-from preprocess.sizing import allocation, budget, resources, shards, stages, verifyjobs
+from preprocess.sizing import allocation, budget, resources, shards, stages, targets, verifyjobs
 from preprocess.sizing.estimate import at_target
 
 CORES = [32, 256, 1024]
@@ -50,6 +50,27 @@ def test_the_issues_bars_hold_for_every_split(full_counts):
         assert at[n]["local"] >= at[n]["local_bound"] - 1e-9 and at[n]["slurm"] >= at[n]["slurm_bound"] - 1e-9
 
 
+def test_the_whole_build_overlaps_its_stages(full_counts):
+    *_, budgets = full_counts
+    build = {n: budgets["all", n]["build"] for n in CORES}
+    wait = allocation.SLURM_JOB_SECONDS / 3600
+    # the issue's bars, held by every stage from the checks to the evaluation configs as well
+    assert build[256]["slurm"] <= 0.25  # 15 minutes
+    assert build[256]["slurm"] <= 1.5 * build[256]["slurm_bound"]
+    assert build[32]["slurm"] <= 1.2 * (build[32]["core_hours"] / 32 + wait)
+    assert build[1024]["slurm"] <= build[256]["slurm"]
+    # one subset's fingerprints beside another's conversions: sooner than the stages one after another
+    in_turn = sum(w["slurm"] for w in budgets["all", 256]["stages"].values())
+    assert build[256]["slurm"] < 0.8 * in_turn
+    for n in CORES:
+        assert (
+            build[n]["slurm"] >= build[n]["slurm_bound"] - 1e-9 and build[n]["local"] >= build[n]["local_bound"] - 1e-9
+        )
+        assert build[n]["core_hours"] == pytest.approx(
+            sum(w["core_hours"] for w in budgets["all", n]["stages"].values())
+        )
+
+
 def test_the_cut_follows_the_cores_and_never_makes_jobs_too_short(full_counts):
     _, _, _, found, budgets = full_counts
     assert budgets["all", 32]["jobs"] < budgets["all", 256]["jobs"]  # more cores: finer
@@ -69,7 +90,7 @@ def test_the_cut_follows_the_cores_and_never_makes_jobs_too_short(full_counts):
 
 def test_the_workflow_cuts_as_the_plan_predicts(full_counts):
     _, settings, registry, found, budgets = full_counts
-    target = shards.build_target(settings, registry, 256)  # what common.smk computes for --cores 256
+    target = targets.build_targets(settings, registry, 256).convert  # what common.smk computes for --cores 256
     assert target == budgets["all", 256]["target_seconds"]
     subset = registry.subset("3D_Task/CT_RATE")
     train = next(c for c in splits.conversions(settings, subset) if c.name == "volumes_train")
@@ -99,14 +120,17 @@ def test_plan_prints_each_wall_next_to_its_lower_bound(full_counts, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     header = next(line for line in lines if line.startswith("splits "))
-    assert header.split()[:3] == ["splits", "cores", "jobs"] and header.endswith("wall min SLURM (bound)")
+    assert header.split()[:3] == ["splits", "cores", "jobs"]
+    assert header.endswith("wall min SLURM (bound)  whole build min local / SLURM (bound)")
     rows = [line.split() for line in lines if line.startswith(("test ", "all "))]
     assert [row[:2] for row in rows] == [[s, f"{n:,}"] for s in ("test", "all") for n in CORES]  # the default
-    for row in rows:  # "5.4 (4.9)": the prediction in minutes, then its bound in brackets
-        local, bound, slurm, slurm_bound = row[-4:]
+    for row in rows:  # "5.4 (4.9)": the conversions' prediction in minutes, then its bound in brackets
+        local, bound, slurm, slurm_bound = row[-8:-4]
         assert float(local) >= float(bound.strip("()"))
         assert bound.startswith("(") and slurm_bound.endswith(")")
         assert float(slurm) >= float(slurm_bound.strip("()"))
+        whole_local, slash, whole_slurm, whole_bound = row[-4:]  # the whole build: "11.4 / 13.4 (9.3)"
+        assert slash == "/" and float(whole_slurm) >= float(whole_bound.strip("()")) and float(whole_local) > 0
 
 
 def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
@@ -134,8 +158,9 @@ def test_every_stage_is_in_the_plan_priced_per_item(full_counts):
 
 def test_no_validation_or_fingerprint_job_outlasts_its_declared_runtime(full_counts):
     _, settings, registry, found, _ = full_counts
-    target = shards.build_target(settings, registry, 256)  # what common.smk computes for --cores 256
-    assert allocation.MIN_JOB_SECONDS <= target <= 400  # 388 s at the README's 27.7 core-hours
+    chosen = targets.build_targets(settings, registry, 256)  # what common.smk computes for --cores 256
+    target = chosen.verify  # a verification shard's: a half or a quarter of the conversions' at most
+    assert targets.MIN_VERIFY_SECONDS <= target <= chosen.convert <= 400  # 388 s at the README's 27.7 core-hours
     cut = {}
     for subset in registry.select("all"):
         for stage, one in verifyjobs.subset_verifications(settings, registry, subset).items():
@@ -145,7 +170,7 @@ def test_no_validation_or_fingerprint_job_outlasts_its_declared_runtime(full_cou
             if count > 1:  # cut for the cores: no shard past the target, so none declares more than 3 x 400 s
                 assert max(one.shard_seconds(count)) <= target and one.shard_resources(count).runtime <= 20
     # the plan counts the workflow's cut: a subset's shards as one estimate, its merge as another
-    converted = [at_target(e, target) for e in found if e.stage == "convert"]
+    converted = [at_target(e, chosen.convert) for e in found if e.stage == "convert"]
     for e in stages.subset_estimates(converted, target):
         assert e.jobs == (cut[e.subset, e.stage] if e.conversion == "shards" else 1), (e.subset, e.stage)
     # CT-RATE's fingerprints were one job of 397 predicted minutes (240 declared): now many, each within the target
