@@ -21,7 +21,6 @@ import argparse
 import datetime
 import glob
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -32,6 +31,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from repeats import samples, scratch  # noqa: E402
 
 from preprocess.formats.fsutil import file_digest  # noqa: E402
 from preprocess.formats.pngio import encode_png  # noqa: E402
@@ -73,19 +74,15 @@ def md5_rate(folder: Path, megabytes: int, repeats: int) -> tuple[float, float]:
         handle.flush()
         os.fsync(handle.fileno())
     size = path.stat().st_size
-    cold, warm = [], []
-    for _ in range(repeats):
+
+    def drop_pages():  # this file's pages only: the cold read is from the disk
         fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # this file's pages only: read from the disk
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
-        started = time.perf_counter()
-        file_digest(path, "md5")
-        cold.append(size / 1e6 / (time.perf_counter() - started))
-        started = time.perf_counter()
-        file_digest(path, "md5")
-        warm.append(size / 1e6 / (time.perf_counter() - started))
+
+    cold, warm = samples(repeats, lambda: file_digest(path, "md5"), lambda: file_digest(path, "md5"), before=drop_pages)
     path.unlink()
-    return statistics.median(cold), statistics.median(warm)
+    return statistics.median(size / 1e6 / s for s in cold), statistics.median(size / 1e6 / s for s in warm)
 
 
 def stat_seconds(folder: Path, files: int) -> float:
@@ -101,6 +98,25 @@ def stat_seconds(folder: Path, files: int) -> float:
     return (time.perf_counter() - started) / files
 
 
+def check_seconds(root: Path, names: list[str], repeats: int) -> list[list[float]]:
+    """Seconds of validate's checks (PathChecker) and of attest's fingerprints of the files `names`, a repeat."""
+    real = os.path.realpath(root)
+    checker = None
+
+    def fresh_checker():  # a new one each repeat: it remembers its answers
+        nonlocal checker
+        checker = PathChecker(root)
+
+    def check():
+        assert all(checker.problem(n) is None for n in names)
+
+    def fingerprint():
+        for n in names:
+            fingerprint_job(Job("bench", n, os.path.join(real, n), (real,)))
+
+    return samples(repeats, check, fingerprint, before=fresh_checker)
+
+
 def per_file(folder: Path, repeats: int) -> list[dict]:
     """Per size: bytes per file, validate's and attest's seconds per file (medians of `repeats`)."""
     found = []
@@ -113,17 +129,7 @@ def per_file(folder: Path, repeats: int) -> list[dict]:
             (root / f"{n}.png").write_bytes(encode_png(images[n % len(images)]))
             names.append(f"{n}.png")
         size = statistics.mean((root / n).stat().st_size for n in names)
-        validate, attest = [], []
-        for _ in range(repeats):
-            checker = PathChecker(root)  # a new one each time: it remembers its answers
-            started = time.perf_counter()
-            assert all(checker.problem(n) is None for n in names)
-            validate.append((time.perf_counter() - started) / count)
-            real = os.path.realpath(root)
-            started = time.perf_counter()
-            for n in names:
-                fingerprint_job(Job("bench", n, os.path.join(real, n), (real,)))
-            attest.append((time.perf_counter() - started) / count)
+        validate, attest = ([s / count for s in seconds] for seconds in check_seconds(root, names, repeats))
         found.append(
             {
                 "name": name,
@@ -144,16 +150,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "stage-costs")
     args = parser.parse_args()
-    folder = args.out / datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
-    folder.mkdir(parents=True)
-    try:
+    with scratch(args.out) as folder:
         cold, warm = md5_rate(folder, args.md5_mb, args.repeats)
         print(f"MD5 of a {args.md5_mb} MB file: {cold:,.0f} MB/s from the disk, {warm:,.0f} MB/s from the cache")
         stat = stat_seconds(folder, args.files)
         print(f"presence check: {stat * 1e6:.1f} us a file (glob and stat of {args.files:,})")
         sizes = per_file(folder, args.repeats)
-    finally:
-        shutil.rmtree(folder)
     document = {
         "measured": datetime.date.today().isoformat(),
         "basis": "benchmarks/stage_costs.py, one core of the shared 2-core machine, files on its ext4 disk",

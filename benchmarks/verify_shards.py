@@ -22,10 +22,8 @@ import argparse
 import datetime
 import json
 import os
-import shutil
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +31,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from repeats import samples, scratch  # noqa: E402
 
 from preprocess.formats.pngio import encode_png  # noqa: E402
 from preprocess.registry import layout  # noqa: E402
@@ -64,25 +64,6 @@ def tree(folder: Path, paths: int):
     return registry, subset
 
 
-def list_walk(registry, subset, folder: Path, paths: int) -> float:
-    """Seconds of a shard's walk: the records read, their paths listed (Listing), none checked."""
-    made: list = []
-
-    def listing(*args, **kwargs):
-        made.append(validateshards.Listing(*args, **kwargs))
-        return made[-1]
-
-    seconds = timed(lambda: validate_subset(registry, subset, folder, checker_class=listing))
-    assert sum(len(m.asked) for m in made) == paths
-    return seconds
-
-
-def timed(run) -> float:
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
-
-
 def measure(folder: Path, paths: int, shards: int, repeats: int) -> dict:
     registry, subset = tree(folder, paths)
     answers = []
@@ -92,21 +73,32 @@ def measure(folder: Path, paths: int, shards: int, repeats: int) -> dict:
             lambda make: validate_subset(registry, subset, folder, checker_class=make), folder, shard, shards
         )
         validateshards.write_shard(answers[-1], subset.key, shard, shards, rows)
-    listed, merged, attest_listed, attest_merged = [], [], [], []
     entries = [Entry(subset.key, f"x/{n:07d}.png", OK, "L", "uint8", "28x28", f"{n:064x}") for n in range(paths)]
     parts = [folder / f"part-{shard}.tsv" for shard in range(shards)]
     for shard, part in enumerate(parts):
         write_entries(part, entries[shard::shards])
-    for _ in range(repeats):
-        listed.append(list_walk(registry, subset, folder, paths))
+    made: list = []  # the listings of a repeat's shard walk
 
-        def merge_walk():
-            known = validateshards.read_answers(answers)
-            validate_subset(registry, subset, folder, checker_class=validateshards.answering(folder, known))
+    def listing(*args, **kwargs):
+        made.append(validateshards.Listing(*args, **kwargs))
+        return made[-1]
 
-        merged.append(timed(merge_walk))
-        attest_listed.append(timed(lambda: named_images(registry, subset, folder, None, False)))
-        attest_merged.append(timed(lambda: merge(parts, folder / "merged.tsv")))
+    def list_walk():  # a shard's walk: the records read, their paths listed (Listing), none checked
+        validate_subset(registry, subset, folder, checker_class=listing)
+
+    def merge_walk():
+        known = validateshards.read_answers(answers)
+        validate_subset(registry, subset, folder, checker_class=validateshards.answering(folder, known))
+
+    listed, merged, attest_listed, attest_merged = samples(
+        repeats,
+        list_walk,
+        merge_walk,
+        lambda: named_images(registry, subset, folder, None, False),
+        lambda: merge(parts, folder / "merged.tsv"),
+        before=made.clear,
+    )
+    assert sum(len(m.asked) for m in made) == paths  # the last walk listed every path
     return {
         "validate_list_s": statistics.median(listed) / paths,
         "validate_merge_s": statistics.median(merged) / paths,
@@ -122,12 +114,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "verify-shards")
     args = parser.parse_args()
-    folder = args.out / datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
-    folder.mkdir(parents=True)
-    try:
+    with scratch(args.out) as folder:
         found = measure(folder, args.paths, args.shards, args.repeats)
-    finally:
-        shutil.rmtree(folder)
     for key, value in found.items():
         print(f"{key}: {value * 1e6:,.1f} us a path")
     document = {

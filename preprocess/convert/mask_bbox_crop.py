@@ -6,7 +6,7 @@ params (declared in registry/kinds.yaml):
               kavsir_bboxes.json, the split from the benchmark's split.csv), medsegbench (one box around the
               whole mask of each image of a `<flag>_<size>.npz`, every split), pannuke (one box per instance
               mask of the parquet rows, grown to `grow_to`)
-  image, crop name templates relative to the image root (fields: see kinds.yaml)
+  image, crop name templates relative to the image root (fields: each recipe's entry in its recipes.yaml)
   max_edge, min_crop, grow_to, mask_keys, classes: the box rules, as the benchmark's scripts apply them
   splits      the splits built: medsegbench key prefixes, kvasir_seg split.csv values, pannuke test | train
               (a (row, class) group with a grown box is train, as the grounding script splits them)

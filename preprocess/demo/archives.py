@@ -1,5 +1,6 @@
 """What the fakes of the parquet and zip downloads share (the dataset folders' fakes.py): the image struct, a
-parquet written in row groups, a one-bit mask PNG, question tables, zip members with their modes."""
+parquet written in row groups, a one-bit mask PNG, zip members with their modes. The question tables of the VQA
+downloads are qa_parquets.py's."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from preprocess.demo.images import encode, pattern
-
 IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+ROW_GROUP = 100  # rows per row group at real size, as the Hugging Face uploads of image datasets have them
 
 
 def _write(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
@@ -27,32 +27,6 @@ def _mask_png(mask: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(mask.astype(bool)).convert("1").save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-def _qa_table(images: list[bytes | None], extra: dict) -> pa.Table:
-    column = pa.array([None if b is None else {"bytes": b, "path": None} for b in images], IMAGE)
-    return pa.table({"image": column, **extra})
-
-
-def _qa_rows(base: Path, name: str, images: list[bytes], rows: list[tuple[int | None, str, str]]) -> None:
-    """A parquet of (image, question, answer) rows; a row's image is images[k] (None: a row without image)."""
-    table = _qa_table(
-        [None if k is None else images[k] for k, _, _ in rows],
-        {"question": [q for _, q, _ in rows], "answer": [a for _, _, a in rows]},
-    )
-    _write(base / "data" / name, table)
-
-
-def _vqa_images(seed: int, jpeg: list[int], count: int, channels: int) -> list[bytes]:
-    return [encode(pattern(seed + k, (32, 32), channels), "JPEG" if k in jpeg else "PNG") for k in range(count)]
-
-
-def _vqa(base: Path, table: dict, suffix: str, channels: int) -> None:
-    for split, (seed, jpeg, rows) in table.items():
-        images = _vqa_images(seed, jpeg, 1 + max(k for k, _, _ in rows if k is not None), channels)
-        _qa_rows(base, f"{split}{suffix}", images, rows)
-
-    # Test rows are images 7, 8 and 9 of the one counter over the five files.
 
 
 def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:

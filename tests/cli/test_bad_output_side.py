@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
-import hashlib
 import io
 import json
 import os
@@ -20,6 +19,7 @@ import pytest
 
 from badinput import Planted, _bmp, _tree
 from conftest import REPO, demo_settings, demo_values
+from digests import tree_digests
 from preprocess import cli
 from preprocess.pipeline import steps
 
@@ -43,13 +43,7 @@ class _FullDisk:
 
 def _contents(base: Path) -> dict:
     """Every file and link under base (but the lock folder) by its bytes' digest or its target."""
-    found = {}
-    for path in sorted(base.rglob("*")):
-        relative = str(path.relative_to(base))
-        if relative.startswith(".medheb-locks") or (path.is_dir() and not path.is_symlink()):
-            continue
-        found[relative] = os.readlink(path) if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
+    return {path: digest for path, digest in tree_digests(base).items() if not path.startswith(".medheb-locks")}
 
 
 def test_a_full_disk_stops_the_job_naming_the_output_and_a_rerun_resumes_to_the_same_tree(planted, monkeypatch):

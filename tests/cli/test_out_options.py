@@ -5,7 +5,6 @@ a new name, and a file of the results folder, are fine. (The raw root's case: te
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -13,21 +12,12 @@ import numpy as np
 import pytest
 
 from conftest import demo_config_file
+from digests import tree_digests
 from preprocess.cli import main
 from preprocess.formats.pngio import encode_png
 
 TASK_JSON = "2D_Task/APTOS/APTOS_test.json"
 BUILT_PNG = "2D_Images/APTOS/test_images/000c1434d8d7.png"
-
-
-def _digests(root: Path) -> dict[str, str]:
-    """Every regular file under root (links not followed): its SHA-256; a link: where it points."""
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder, name)
-            found[str(path)] = os.readlink(path) if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
 
 
 @pytest.fixture
@@ -61,13 +51,13 @@ def _run(argv: list[str], tree, out: Path) -> int:
 @pytest.mark.parametrize("existing", [TASK_JSON, BUILT_PNG])
 def test_an_option_naming_a_release_or_built_file_is_refused_and_the_file_kept(tree, capsys, command, existing):
     demo, data, _, _ = tree
-    before = _digests(demo)
+    before = tree_digests(demo)
     assert _run(FILE_OPTIONS[command], tree, data / existing) == 2
     err = capsys.readouterr().err
     option = FILE_OPTIONS[command][-2]
     assert err.startswith(f"error: {option} {data / existing} is an existing file of DATA_BASEDIR {data}")
     assert "never replaces a file it did not write" in err and "Pass a new file name, or one in the results" in err
-    assert "unexpected" not in err and _digests(demo) == before
+    assert "unexpected" not in err and tree_digests(demo) == before
 
 
 @pytest.mark.parametrize("command", FILE_OPTIONS)
@@ -77,13 +67,13 @@ def test_an_option_naming_a_link_is_refused_and_its_target_untouched(tree, tmp_p
     outside.write_text("mine")
     link = tmp_path / "out.link"
     link.symlink_to(outside)
-    before = _digests(demo)
+    before = tree_digests(demo)
     assert _run(FILE_OPTIONS[command], tree, link) == 2
     err = capsys.readouterr().err
     option = FILE_OPTIONS[command][-2]
     assert err.startswith(f"error: {option} {link} is a symbolic link to {outside}: the pipeline writes nothing")
     assert f"pass the place itself ({outside}) or another name" in err
-    assert link.is_symlink() and outside.read_text() == "mine" and _digests(demo) == before
+    assert link.is_symlink() and outside.read_text() == "mine" and tree_digests(demo) == before
 
 
 @pytest.mark.parametrize("command", FILE_OPTIONS)
@@ -135,10 +125,10 @@ def test_a_folder_option_refuses_a_link_the_folder_or_a_file_in_it(tree, tmp_pat
     assert f"error: {option} {real / name} is a symbolic link to {outside / name}" in capsys.readouterr().err
     planted = data / "2D_Task" / name  # a file of DATA_BASEDIR where the folder's file would go
     planted.write_text("release")
-    before = _digests(demo)
+    before = tree_digests(demo)
     assert _run(argv, tree, data / "2D_Task") == 2
     assert f"error: {option} {planted} is an existing file of DATA_BASEDIR" in capsys.readouterr().err
-    assert (outside / name).read_text() == "mine" and _digests(demo) == before
+    assert (outside / name).read_text() == "mine" and tree_digests(demo) == before
     assert _run(argv, tree, tmp_path / "fresh") in (0, 1)  # a new folder is fine (check: 1 when not present)
     assert (tmp_path / "fresh" / name).is_file()
 

@@ -7,8 +7,6 @@ gather them."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 import yaml
 
 from conftest import REPO
+from digests import tree_digests
 
 # One subset of each way a conversion is cut: files (APTOS), npz rows (BloodMNIST), boxes of a CSV (VinDr-CXR),
 # volumes, test and train (CT-RATE).
@@ -37,15 +36,7 @@ def _build(workdir: Path, demo_template: Path, shards: int) -> Path:
 
 
 def _tree(workdir: Path) -> dict[str, str]:
-    base = workdir / "demo" / "DATA_BASEDIR"
-    found = {}
-    for path in sorted(base.rglob("*")):
-        relative = str(path.relative_to(base))
-        if path.is_symlink():
-            found[relative] = "link:" + os.path.relpath(os.readlink(path), workdir)
-        elif path.is_file():
-            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
+    return tree_digests(workdir / "demo" / "DATA_BASEDIR", links_from=workdir)
 
 
 def _manifests(workdir: Path) -> list[str]:

@@ -8,7 +8,6 @@ Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import REPO
+from digests import tree_digests
 from preprocess.demo import write_demo
 from preprocess.pipeline.settings import workflow_settings
 from preprocess.pipeline.workflow import RESULTS, job_group
@@ -57,15 +57,7 @@ def _build(workdir: Path, *options: str) -> subprocess.CompletedProcess:
 
 def _tree(workdir: Path) -> dict[str, str]:
     """Every file of the built DATA_BASEDIR by content; links by their target relative to the workdir."""
-    base = workdir / "demo" / "DATA_BASEDIR"
-    found = {}
-    for path in sorted(base.rglob("*")):
-        relative = str(path.relative_to(base))
-        if path.is_symlink():
-            found[relative] = "link:" + os.path.relpath(os.readlink(path), workdir)
-        elif path.is_file():
-            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
+    return tree_digests(workdir / "demo" / "DATA_BASEDIR", links_from=workdir)
 
 
 NODE_CORES = 2  # .ci/slurm.sh's node: the allocation the SLURM build is cut for (config `cores:`)

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
-
-from preprocess.demo import archives, fields, real_archives
-from preprocess.demo.files import encoded
-from preprocess.demo.images import encode, pattern
+from preprocess.demo import archives, qa_parquets
 from preprocess.demo.real_sizes import Size
 
 # MedPix ClinQA: two of the seven shards; image k is pattern(280 + k). Image 1 and 2 are asked the same
@@ -22,18 +18,26 @@ MEDPIX_SHARDS = [
 
 
 def demo(base: Path) -> None:
-    unique = [encode(pattern(280 + i, (32, 32), 1), "PNG") for i in range(3)]
+    unique = qa_parquets.demo_images(280, 3, 1)
     for shard, rows in enumerate(MEDPIX_SHARDS):
-        table = pa.table(
-            {
-                "image_id": pa.array([{"bytes": unique[k], "path": None} for k, _, _ in rows], archives.IMAGE),  # sic
-                "mode": ["CT"] * len(rows),
-                "case_id": [f"MPX{1000 + shard * 10 + i}" for i in range(len(rows))],
-                "question": [q for _, q, _ in rows],
-                "answer": [a for _, _, a in rows],
-            }
+        columns = _columns(
+            [unique[k] for k, _, _ in rows],
+            [f"MPX{1000 + shard * 10 + i}" for i in range(len(rows))],
+            [q for _, q, _ in rows],
+            [a for _, _, a in rows],
         )
-        archives._write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table)
+        qa_parquets.write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", columns, image="image_id")
+
+
+def _columns(images: list[bytes], cases: list[str], questions: list[str], answers: list[str]) -> dict:
+    """MedPix ClinQA's columns: its images under image_id (sic), the mode CT for all, a case id a row."""
+    return {
+        "image_id": images,
+        "mode": ["CT"] * len(images),
+        "case_id": cases,
+        "question": questions,
+        "answer": answers,
+    }
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -48,11 +52,12 @@ REAL_SEED = 19  # added to the run's seed: each source its own, whichever others
 def real_size(base: Path, n: int, seed: int) -> dict:
     half = (n + 1) // 2
     for shard, rows in enumerate((range(half), range(half, n))):
-        images = [{"bytes": encoded(fields.photo((1024, 1024), seed + k, 1), "PNG"), "path": None} for k in rows]
-        table = pa.table({
-            "image_id": pa.array(images, archives.IMAGE), "mode": ["CT"] * len(rows),
-            "case_id": [f"MPX{k}" for k in rows],
-            "question": [f"What is shown in image {k}?" for k in rows], "answer": [f"finding {k}" for k in rows],
-        })  # fmt: skip
-        archives._write(base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet", table, real_archives.ROW_GROUP)
-    return {"2D_Task/MedPIX/MedPix_test.json": real_archives._records(n, "png")}
+        columns = _columns(
+            qa_parquets.real_images(rows, seed, (1024, 1024), 1, "PNG"),
+            [f"MPX{k}" for k in rows],
+            [qa_parquets.question(k) for k in rows],
+            [qa_parquets.answer(k) for k in rows],
+        )
+        path = base / "data" / f"train-0000{shard}-of-00007-1a2b3c.parquet"
+        qa_parquets.write(path, columns, image="image_id", rows_per_group=archives.ROW_GROUP)
+    return {"2D_Task/MedPIX/MedPix_test.json": qa_parquets.records(n, "png")}

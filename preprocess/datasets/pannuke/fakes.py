@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from preprocess.demo import archives, fields, real_archives
+from preprocess.demo import archives, fields
 from preprocess.demo.files import encoded, put
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.real_sizes import Size
@@ -90,6 +90,6 @@ def real_size(base: Path, n: int, seed: int) -> dict:
             "image": pa.array(images, archives.IMAGE), "instances": pa.array(instances, pa.list_(archives.IMAGE)),
             "categories": pa.array(categories, pa.list_(pa.int64())), "tissue": pa.array([3] * n, pa.int64()),
         })  # fmt: skip
-        archives._write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table, real_archives.ROW_GROUP)
+        archives._write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table, archives.ROW_GROUP)
     put(base / "PanNuke_split.csv", "\n".join(split) + "\n")
     return {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.demo import archives, real_archives
+from preprocess.demo import qa_parquets
 from preprocess.demo.real_sizes import Size
 
 # the parquet files after their split (test, train)
@@ -23,7 +23,7 @@ PATHVQA = {
 
 
 def demo(base: Path) -> None:
-    archives._vqa(base, PATHVQA, FILE_SUFFIX, channels=3)
+    qa_parquets.demo_splits(base, PATHVQA, FILE_SUFFIX, channels=3)
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -36,6 +36,5 @@ REAL_SEED = 17  # added to the run's seed: each source its own, whichever others
 
 
 def real_size(base: Path, n: int, seed: int) -> dict:
-    real_archives._vqa(base, "test" + FILE_SUFFIX, n, seed, (768, 1024), 3, "JPEG")
-    real_archives._vqa(base, "train" + FILE_SUFFIX, 2, seed + 500, (768, 1024), 3, "JPEG")
-    return {"2D_Task/PathVQA/Path-VQA_test.json": real_archives._records(n, "jpg")}
+    qa_parquets.real_splits(base, FILE_SUFFIX, n, seed, (768, 1024), channels=3)
+    return {"2D_Task/PathVQA/Path-VQA_test.json": qa_parquets.records(n, "jpg")}

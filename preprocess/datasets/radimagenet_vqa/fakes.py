@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from preprocess.demo import archives, fields, real_archives
-from preprocess.demo.files import encoded
-from preprocess.demo.images import encode, pattern
+from preprocess.demo import archives, qa_parquets
 from preprocess.demo.real_sizes import Size
 
 # RadImageNet-VQA's benchmark config: per image (modality, location, abnormal) and three questions, an open,
@@ -28,7 +26,7 @@ RADIMAGENET_CAPTIONS = [
 
 
 def demo(base: Path) -> None:
-    images = [encode(pattern(240 + k, (32, 32), 1), "JPEG" if k == 2 else "PNG") for k in range(3)]
+    images = qa_parquets.demo_images(240, 3, 1, jpeg=[2])
     rows, questions = [], []
     for k, (modality, location, abnormal) in enumerate(RADIMAGENET_IMAGES):
         letter = "ABCD"[RADIMAGENET_REGIONS.index(location)]
@@ -44,31 +42,28 @@ def demo(base: Path) -> None:
          "question_id": f"{content}_{n % 3}"}
         for n, (k, (_, _, _, _, content, correct)) in enumerate(zip(rows, questions, strict=True))
     ]  # fmt: skip
-    extra = {
+    columns = {
+        "image": [images[k] for k in rows],
         "question": [q[0] for q in questions],
         "choices": pa.array([q[1] for q in questions], pa.list_(pa.string())),
         "answer": [q[2] for q in questions],
         "question_type": [q[3] for q in questions],
         "metadata": pa.array(metadata),
     }
-    archives._write(
-        base / "benchmark" / "test-00000-of-00001.parquet", archives._qa_table([images[k] for k in rows], extra), 4
-    )
+    qa_parquets.write(base / "benchmark" / "test-00000-of-00001.parquet", columns, rows_per_group=4)
     # the alignment config (train): one caption per image, the same prompt for all
-    captions = [encode(pattern(250 + k, (32, 32), 1), "PNG") for k in range(3)]
+    captions = qa_parquets.demo_images(250, 3, 1)
     turn = pa.struct([("from", pa.string()), ("value", pa.string())])
     conversations = [
         [{"from": "human", "value": "<image>\nDescribe this medical image."}, {"from": "gpt", "value": text}]
         for text in RADIMAGENET_CAPTIONS
     ]
-    alignment = archives._qa_table(
-        captions,
-        {
-            "conversations": pa.array(conversations, pa.list_(turn)),
-            "metadata": pa.array([{**m, "correct_text": None} for m in metadata[::3]]),
-        },
-    )
-    archives._write(base / "alignment" / "train-00000-of-00001.parquet", alignment)
+    alignment = {
+        "image": captions,
+        "conversations": pa.array(conversations, pa.list_(turn)),
+        "metadata": pa.array([{**m, "correct_text": None} for m in metadata[::3]]),
+    }
+    qa_parquets.write(base / "alignment" / "train-00000-of-00001.parquet", alignment)
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -82,7 +77,7 @@ REAL_SEED = 20  # added to the run's seed: each source its own, whichever others
 
 def real_size(base: Path, n: int, seed: int) -> dict:
     """n images, three questions each (open, closed, multiple choice), as the benchmark config has them."""
-    images = [encoded(fields.photo((224, 224), seed + k, 1), "PNG") for k in range(n)]
+    images = qa_parquets.real_images(range(n), seed, (224, 224), 1, "PNG")
     rows, records = [], []
     for k in range(n):
         for kind, question, choices, answer in (
@@ -92,15 +87,14 @@ def real_size(base: Path, n: int, seed: int) -> dict:
         ):
             rows.append((k, question, choices, answer, kind))
             target = ["brain", "abdomen", "knee", "spine"] if choices else [answer]
-            records.append({"qry_inst": "<|image_1|> Answer the question about the image.", "qry_text": question,
-                            "qry_img_path": f"real/{k:05d}.png", "tgt_text": target})  # fmt: skip
+            records.append(qa_parquets.record(question, f"real/{k:05d}.png", target))
     metadata = [{"content_type": kind, "correct_text": "brain" if choices else answer, "is_abnormal": True,
                  "location": "brain", "modality": "MRI", "pathology": "normal", "question_id": f"{kind}_{k}"}
                 for k, _, choices, answer, kind in rows]  # fmt: skip
-    table = archives._qa_table(
-        [images[k] for k, *_ in rows],
-        {"question": [r[1] for r in rows], "choices": pa.array([r[2] for r in rows], pa.list_(pa.string())),
-         "answer": [r[3] for r in rows], "question_type": [r[4] for r in rows], "metadata": pa.array(metadata)},
-    )  # fmt: skip
-    archives._write(base / "benchmark" / "test-00000-of-00001.parquet", table, real_archives.ROW_GROUP)
+    columns = {
+        "image": [images[k] for k, *_ in rows], "question": [r[1] for r in rows],
+        "choices": pa.array([r[2] for r in rows], pa.list_(pa.string())), "answer": [r[3] for r in rows],
+        "question_type": [r[4] for r in rows], "metadata": pa.array(metadata),
+    }  # fmt: skip
+    qa_parquets.write(base / "benchmark" / "test-00000-of-00001.parquet", columns, rows_per_group=archives.ROW_GROUP)
     return {"2D_Task/RadImageNet-VQA/RadLmageNet_test.json": records}

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
-
-from preprocess.demo import archives, fields, real_archives
-from preprocess.demo.files import encoded
-from preprocess.demo.images import encode, pattern
+from preprocess.demo import archives, qa_parquets
 from preprocess.demo.real_sizes import Size
 
-# The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic).
+# The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic). One counter runs
+# over the five: the demo's Test rows are its images 6 to 8 (pattern 266 to 268).
 ROCO_FILES = [
     ("Vaild-00000-of-00001-1ddc94eb806f44ae.parquet", 2),
     ("Train-00000-of-00001-91a106d1a22c7cc9.parquet", 3),
@@ -26,17 +23,14 @@ ROCO_FILES = [
 def demo(base: Path) -> None:
     seed = 0
     for name, rows in ROCO_FILES:
-        images = [encode(pattern(260 + seed + i, (32, 32), 1), "JPEG") for i in range(rows)]
-        table = pa.table(
-            {
-                "image_id": [f"ROCO_{seed + i:05d}" for i in range(rows)],
-                "image": pa.array([{"bytes": b, "path": None} for b in images], archives.IMAGE),
-                "question": ["What is shown?"] * rows,
-                "answer": ["CT"] * rows,
-            }
-        )
-        archives._write(base / "data" / name, table)
+        images = qa_parquets.demo_images(260 + seed, rows, 1, jpeg=range(rows))  # all JPEG
+        qa_parquets.write(base / "data" / name, _columns([f"ROCO_{seed + i:05d}" for i in range(rows)], images))
         seed += rows
+
+
+def _columns(ids: list[str], images: list[bytes]) -> dict:
+    """ROCO-QA's columns: its image id before the image, one question for all."""
+    return {"image_id": ids, "image": images, "question": ["What is shown?"] * len(ids), "answer": ["CT"] * len(ids)}
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -51,11 +45,7 @@ REAL_SEED = 16  # added to the run's seed: each source its own, whichever others
 
 def real_size(base: Path, n: int, seed: int) -> dict:
     for f, (name, _) in enumerate(ROCO_FILES):
-        images = [encoded(fields.photo((512, 512), seed + f * 1000 + k, 1), "JPEG") for k in range(n)]
-        table = pa.table({
-            "image_id": [f"ROCO_{f * 100000 + k:05d}" for k in range(n)],
-            "image": pa.array([{"bytes": b, "path": None} for b in images], archives.IMAGE),
-            "question": ["What is shown?"] * n, "answer": ["CT"] * n,
-        })  # fmt: skip
-        archives._write(base / "data" / name, table, real_archives.ROW_GROUP)
+        images = qa_parquets.real_images(range(n), seed + f * 1000, (512, 512), 1, "JPEG")
+        columns = _columns([f"ROCO_{f * 100000 + k:05d}" for k in range(n)], images)
+        qa_parquets.write(base / "data" / name, columns, rows_per_group=archives.ROW_GROUP)
     return {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.demo import archives, real_archives
+from preprocess.demo import qa_parquets
 from preprocess.demo.real_sizes import Size
 
 # the parquet files after their split (test, train)
@@ -25,7 +25,7 @@ VQA_RAD = {
 
 
 def demo(base: Path) -> None:
-    archives._vqa(base, VQA_RAD, FILE_SUFFIX, channels=1)
+    qa_parquets.demo_splits(base, VQA_RAD, FILE_SUFFIX, channels=1)
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -38,6 +38,5 @@ REAL_SEED = 18  # added to the run's seed: each source its own, whichever others
 
 
 def real_size(base: Path, n: int, seed: int) -> dict:
-    real_archives._vqa(base, "test" + FILE_SUFFIX, n, seed, (1024, 1024), 1, "JPEG")
-    real_archives._vqa(base, "train" + FILE_SUFFIX, 2, seed + 500, (1024, 1024), 1, "JPEG")
-    return {"2D_Task/VQA-RAD/VQA_test.json": real_archives._records(n, "jpg")}
+    qa_parquets.real_splits(base, FILE_SUFFIX, n, seed, (1024, 1024), channels=1)
+    return {"2D_Task/VQA-RAD/VQA_test.json": qa_parquets.records(n, "jpg")}

@@ -4,12 +4,11 @@ DATA_BASEDIR, links by their target)."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 import pytest
 
+from digests import tree_digests
 from preprocess.demo import write_demo
 from preprocess.pipeline import steps
 from preprocess.registry import splits
@@ -38,15 +37,7 @@ def _build(folder: Path, shards: int) -> dict[str, str]:
                 build.convert(subset=key, conversion=conversion.name, shard=shard, shards=shards)
             cut += 1
     assert cut >= len(SUBSETS) + 1  # CT-RATE's train conversion besides
-    found = {}
-    base = demo / "DATA_BASEDIR"
-    for path in sorted(base.rglob("*")):
-        relative = str(path.relative_to(base))
-        if path.is_symlink():
-            found[relative] = "link:" + os.readlink(path)
-        elif path.is_file():
-            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
+    return tree_digests(demo / "DATA_BASEDIR")
 
 
 @pytest.mark.parametrize("many", [3])
