@@ -1,8 +1,9 @@
 """The demo shaped like the release, built as a user meets it (issue 41's acceptance): `make demo` rebuilds
-every subset over the release's images and ends with the comparison; with only the restricted subsets' raw
-downloads the default build validates every task file and asks for no download of a subset the release
-ships; with part of the release deleted and one pixel changed, the deleted files are written again, no
-release file is rewritten and the changed one is reported.
+every subset over the release's images and ends with the comparison; with part of the release deleted and one
+pixel changed, the deleted files are written again, no release file is rewritten and the changed one is
+reported. With only the restricted subsets' raw downloads the default build validates every task file and asks
+for no download of a subset the release ships: tests/workflow/test_release_restricted_only.py, on one build of
+that demo.
 
 The expected states and counts are stated here by hand from the demo's data (its release folders, the card's
 ten restricted subsets, the demo's left-out subsets), never by the code under test."""
@@ -10,7 +11,6 @@ ten restricted subsets, the demo's left-out subsets), never by the code under te
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import shutil
 import subprocess
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO, demo_with_raw_of
+from conftest import REPO
 
 pytestmark = pytest.mark.workflow
 
@@ -33,7 +33,6 @@ RESTRICTED = [
 ]  # fmt: skip
 SHIPPED = 30  # the demo's open subsets whose images its release ships (test_demo_release_images.SHIPPED)
 TEXT = 7  # Text_Task folders of the demo's release: their task files are the release's, no image
-LEFT_OUT = 9  # the demo's subsets with an incomplete or absent raw download and no release images
 
 
 def _releases(base: Path) -> list[Path]:
@@ -72,15 +71,6 @@ def _snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
     done = subprocess.run([*command, "--cores", "2", *extra], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-5000:]
     return done
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "preprocess", *args], capture_output=True, text=True, cwd=cwd)
-
-
-def _states(workdir: Path) -> dict[str, str]:
-    status = _cli("status", "demo/DATA_BASEDIR", "--json", cwd=workdir)
-    return {row["subset"]: row["state"] for row in json.loads(status.stdout)["subsets"]}
 
 
 @pytest.fixture(scope="module")
@@ -132,35 +122,6 @@ def test_the_readme_quick_start_shows_what_make_demo_prints(rebuilt):
             assert line in printed, line
     assert sample[-1] == printed[printed.index(sample[-1])]
     assert sample[-1].endswith(f"({TEXT} subsets from the release, {SHIPPED + len(RESTRICTED)} built).")
-
-
-def test_with_only_the_restricted_downloads_the_default_build_validates_everything(tmp_path):
-    _demo(tmp_path / "release")
-    from preprocess.registry.loader import load_registry
-
-    registry = load_registry()
-    sources = {source for key in RESTRICTED for source in registry.subset(key).source_ids}
-    demo_with_raw_of(tmp_path / "demo", tmp_path / "release", sources)
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
-    base = tmp_path / "demo" / "DATA_BASEDIR"
-    before = _digests(base)
-    done = _snakemake(tmp_path)
-    files = len(_releases(base))
-    last = done.stderr.splitlines()
-    assert (
-        f"{files} of {files} task files resolve every path ({SHIPPED + TEXT} subsets from the release, 10 built)."
-        in last
-    )
-    assert f"{LEFT_OUT} subsets not built (what to download: results/not-built.md):" in last
-    after = _digests(base)
-    assert {path: after[path] for path in before} == before
-    states = _states(tmp_path)
-    assert [key for key in RESTRICTED if states[key] != "built"] == []
-    assert sum(state == "from the release" for state in states.values()) == SHIPPED + TEXT
-    # what to download names the left-out subsets' sources alone (MedMNIST's 2D and 3D npz files, USData):
-    # none of the 30 subsets the release ships, none of the restricted ones now built
-    to_fetch = (tmp_path / "results" / "not-built.md").read_text(encoding="utf-8")
-    assert re.findall(r"^## (\S+):", to_fetch, re.MULTILINE) == ["medmnist", "medmnist3d", "usdata"]
 
 
 def test_a_release_partly_deleted_and_one_pixel_changed(tmp_path):

@@ -125,6 +125,31 @@ def test_the_default_build_validates_every_task_file_and_keeps_every_release_fil
     assert "rebuilt over the release's files" not in done.stderr  # nothing of the release was rebuilt
 
 
+def test_with_only_the_restricted_downloads_the_default_build_validates_everything(variant):
+    """The same demo as test_release_demo.py's release-shaped one with the raw downloads of the ten restricted
+    subsets alone (that file's test until it shared this build): the default build validates every task file,
+    builds the ten, takes the others from the release, and asks only for the left-out subsets' downloads."""
+    workdir, done, before = variant
+    base = workdir / "demo" / "DATA_BASEDIR"
+    files = len([p for p in base.rglob("*") if p.suffix in (".json", ".jsonl")])
+    last = done.stderr.splitlines()
+    assert (
+        f"{files} of {files} task files resolve every path ({len(SHIPPED + TEXT)} subsets from the release, 10 built)."
+        in last
+    )
+    assert f"{len(LEFT_OUT)} subsets not built (what to download: results/not-built.md):" in last
+    after = _files(base)  # every file before the build was a regular one (no link): its bytes, inode and mtime
+    assert {path: after[path] for path in before} == before
+    status = _cli("status", "demo/DATA_BASEDIR", "--json", cwd=workdir)
+    states = {row["subset"]: row["state"] for row in json.loads(status.stdout)["subsets"]}
+    assert [key for key in RESTRICTED if states[key] != "built"] == []
+    assert sum(state == "from the release" for state in states.values()) == len(SHIPPED + TEXT)
+    # what to download names the left-out subsets' sources alone (MedMNIST's 2D and 3D npz files, USData):
+    # none of the 30 subsets the release ships, none of the restricted ones now built
+    to_fetch = (workdir / "results" / "not-built.md").read_text(encoding="utf-8")
+    assert re.findall(r"^## (\S+):", to_fetch, re.MULTILINE) == ["medmnist", "medmnist3d", "usdata"]
+
+
 def test_nothing_asks_for_the_download_of_a_subset_the_release_ships(variant):
     """The only downloads asked for are those of the nine subsets the demo's release lacks altogether; with
     the selection of the subsets it has, check, plan, need and the build ask for none."""

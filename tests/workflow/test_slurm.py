@@ -1,6 +1,6 @@
 """The demo, train split included (`splits: all`), built through the SLURM profile equals the local build byte
 for byte, and every Train_Data JSONL path resolves. The SLURM build is cut for its allocation (config `cores:`,
-the node's two CPUs) and sends its short jobs in groups (profiles/slurm-ci: small_jobs, checks, validation);
+the node's two CPUs) and sends its short jobs in groups (profiles/slurm-ci: small_jobs, checks, verify);
 every SLURM job's declared memory and time cover what it used, as SLURM's accounting recorded it (issue 42).
 
 Needs a running cluster (`.ci/slurm.sh start`, as `make slurm-test` and CI do); skipped elsewhere.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,29 +31,23 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _build(workdir: Path, *options: str) -> subprocess.CompletedProcess:
+def _start(workdir: Path, *options: str) -> subprocess.Popen:
+    """Snakemake started on a fresh demo in `workdir`, its output going to files there (a pipe left unread would
+    stop it once full)."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text((REPO / "config.yaml").read_text())
     write_demo(workdir / "demo")  # as `make demo` does before it runs Snakemake
-    command = [
-        "timeout",
-        "-s",
-        "INT",
-        "-k",
-        "60",
-        "1800",
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        *options,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    return done
+    command = ["timeout", "-s", "INT", "-k", "60", "1800", sys.executable, "-m", "snakemake"]
+    command += ["-s", str(REPO / "Snakefile"), "--directory", str(workdir), *options]
+    with open(workdir / "stdout.txt", "w") as stdout, open(workdir / "stderr.txt", "w") as stderr:
+        return subprocess.Popen(command, stdout=stdout, stderr=stderr, start_new_session=True)
+
+
+def _finish(process: subprocess.Popen, workdir: Path) -> None:
+    """Wait for a build `_start` started; it must succeed."""
+    process.wait()
+    stdout, stderr = ((workdir / f"{name}.txt").read_text() for name in ("stdout", "stderr"))
+    assert process.returncode == 0, stdout[-3000:] + stderr[-5000:]
 
 
 def _tree(workdir: Path) -> dict[str, str]:
@@ -96,14 +91,16 @@ def _accounting(before: set[str]) -> dict[str, dict]:
         main, _, step = job_id.partition(".")
         if main in before:
             continue
-        job = jobs.setdefault(main, {"rss": [], "batch_rss": 0.0})
+        job = jobs.setdefault(main, {"rss": [], "batch_rss": 0.0, "steps": 0})
         if not step:  # the job's own line: what it declared
             job.update(state=state, mem_mb=_megabytes(requested, int(cpus or 1)), limit_s=_seconds(limit))
             job["elapsed_s"] = _seconds(elapsed)
         elif step == "batch":  # the job's Snakemake, beside its steps all along
             job["batch_rss"] = _megabytes(rss, 1) or 0.0
-        elif _megabytes(rss, 1):  # a step SLURM sampled: one rule's job (srun)
-            job["rss"].append(_megabytes(rss, 1))
+        elif step.isdigit():  # a step: one rule's job (srun)
+            job["steps"] += 1
+            if _megabytes(rss, 1):  # sampled
+                job["rss"].append(_megabytes(rss, 1))
     return jobs
 
 
@@ -114,19 +111,32 @@ def _used_mb(job: dict) -> float:
 
 
 @pytest.fixture(scope="module")
-def slurm_build(tmp_path_factory):
-    """The demo, all splits, through profiles/slurm-ci cut for the node's cores; and SLURM's record of its jobs."""
-    workdir = tmp_path_factory.mktemp("slurm")
+def builds(tmp_path_factory) -> tuple[Path, dict, Path]:
+    """The demo, all splits, through profiles/slurm-ci cut for the node's cores, and SLURM's record of its jobs;
+    and the same demo built locally (`--cores 2`) meanwhile: the local build uses the cores while the SLURM build
+    waits on SLURM's scheduling and its own status polling (the local build alone took 2.3 minutes after it)."""
+    workdir, local = tmp_path_factory.mktemp("slurm"), tmp_path_factory.mktemp("local")
     before = set(subprocess.run(["sacct", "-n", "-X", "-o", "JobID"], capture_output=True, text=True).stdout.split())
     profile = ["--profile", str(REPO / "profiles" / "slurm-ci")]
-    _build(workdir, *profile, "--config", "splits=all", f"cores={NODE_CORES}")
-    return workdir, _accounting(before)
+    local_build = _start(local, "--cores", "2", "--config", "splits=all")
+    try:
+        _finish(_start(workdir, *profile, "--config", "splits=all", f"cores={NODE_CORES}"), workdir)
+        _finish(local_build, local)
+    finally:
+        if local_build.poll() is None:  # the SLURM build failed: stop the local one too
+            os.killpg(local_build.pid, signal.SIGINT)
+            local_build.wait()
+    return workdir, _accounting(before), local
 
 
-def test_slurm_build_equals_local_build(tmp_path, slurm_build):
-    workdir, jobs = slurm_build
-    _build(tmp_path / "local", "--cores", "2", "--config", "splits=all")
-    local, cluster = _tree(tmp_path / "local"), _tree(workdir)
+@pytest.fixture(scope="module")
+def slurm_build(builds) -> tuple[Path, dict]:
+    return builds[:2]
+
+
+def test_slurm_build_equals_local_build(builds):
+    workdir, jobs, local_workdir = builds
+    local, cluster = _tree(local_workdir), _tree(workdir)
     assert len(local) > 500
     assert cluster == local
     summary = json.loads((workdir / "results" / "validation" / "summary.json").read_text())
@@ -134,22 +144,29 @@ def test_slurm_build_equals_local_build(tmp_path, slurm_build):
     train = [row for row in train if not row["subset"].startswith("Text_Task/")]  # a text file names no image
     assert len(train) >= 5 and all(row["ok"] == row["paths"] > 0 and not row["not_built"] for row in train)
     assert summary["unproduced"] == [] and summary["failed"] == []
-    print(f"{len(jobs)} SLURM jobs: " + ", ".join(sorted({job["state"] for job in jobs.values()})))
-    assert len(jobs) >= 40  # the whole demo: checks, plan, conversions, validations, contact sheets, grouped
+    steps = sum(job["steps"] for job in jobs.values())
+    print(f"{len(jobs)} SLURM jobs, {steps} steps: " + ", ".join(sorted({job["state"] for job in jobs.values()})))
+    # the whole demo: every job of the rules that are no localrules (a log each) ran as a step of a SLURM job
+    sent = [
+        log for stage in ("check", "convert", "validate", "attest") for log in (workdir / "logs" / stage).rglob("*.log")
+    ]
+    assert len(sent) > 200 and steps >= len(sent)
     assert {job["state"] for job in jobs.values()} == {"COMPLETED"}
 
 
 def test_short_jobs_travel_in_groups(slurm_build):
     """The plugin keeps each SLURM job's log under group_GROUP_RULES/ or rule_RULE/WILDCARDS/
-    (slurm-keep-successful-logs): the checks and validations went only as groups, and a convert job went alone
-    only where the plan predicts it at least GROUP_BELOW_SECONDS (its group is None: job_group, the rule's own
-    choice), the others in groups of up to two components."""
+    (slurm-keep-successful-logs; a group's folder names its rules in lexicographic order): the checks and the
+    validation and fingerprint steps went only as groups, and a convert job went alone only where the plan
+    predicts it at least GROUP_BELOW_SECONDS (its group is None: job_group, the rule's own choice), the others in
+    groups of up to eight components."""
     workdir, _ = slurm_build
     logs = workdir / ".snakemake" / "slurm_logs"
     folders = {folder.name for folder in logs.iterdir()}
-    for group, rule in (("small_jobs", "convert"), ("checks", "check_source"), ("validation", "validate_subset")):
-        assert f"group_{group}_{rule}" in folders, folders
-    assert not {"rule_check_source", "rule_validate_subset"} & folders, folders
+    assert {"group_small_jobs_convert", "group_checks_check_source"} <= folders, folders
+    # a built subset's four verification steps are one component: validated, then fingerprinted
+    assert "group_verify_attest_shard_attest_subset_validate_shard_validate_subset" in folders, folders
+    assert {folder for folder in folders if folder.startswith("rule_")} <= {"rule_convert"}, folders
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     config.update(splits="all", cores=NODE_CORES)
     cwd = os.getcwd()
