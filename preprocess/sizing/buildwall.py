@@ -135,6 +135,7 @@ def wall_seconds(found: list[Node], cores: int) -> float:
         for step in node.steps:
             parts[step] = parts.get(step, 0) + 1
     blocked = [{s for s in node.after if s in parts} for node in found]  # a step no job has is done
+    held = [min(node.threads, cores) for node in found]
     events: list[tuple[float, int, int]] = []  # (time, 0 a node ends or 1 it leaves the queue, node)
     ready: list[int] = []
     for i, steps in enumerate(blocked):
@@ -146,7 +147,7 @@ def wall_seconds(found: list[Node], cores: int) -> float:
         if kind == 1:
             ready.append(i)
         else:
-            free += min(found[i].threads, cores)
+            free += held[i]
             for step in found[i].steps:
                 parts[step] -= 1
                 if parts[step]:
@@ -161,9 +162,8 @@ def wall_seconds(found: list[Node], cores: int) -> float:
         ready.sort(key=lambda j: -priority[j])
         left = []
         for j in ready:
-            threads = min(found[j].threads, cores)
-            if threads <= free:
-                free -= threads
+            if held[j] <= free:
+                free -= held[j]
                 heapq.heappush(events, (now + found[j].wait + found[j].seconds, 0, j))
             else:
                 left.append(j)
