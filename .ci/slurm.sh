@@ -17,6 +17,15 @@ install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm slurmdbd munge mariadb-server >/dev/null
 }
 
+diagnose() {  # what the daemons said, for a start that did not come up
+  sinfo -N -l 2>&1 || true
+  scontrol show node 2>&1 | grep -E "NodeName|State|Reason" || true
+  for daemon in slurmctld slurmd slurmdbd; do
+    log "last lines of $ROOT/log/$daemon.log"
+    tail -n 15 "$ROOT/log/$daemon.log" 2>/dev/null || true
+  done
+}
+
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   local limit=$1 what=$2
   shift 2
@@ -30,10 +39,15 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
 
 start() {
   install
-  if [ -f "$ROOT/run/slurmctld.pid" ] && kill -0 "$(cat "$ROOT/run/slurmctld.pid")" 2>/dev/null; then
+  if [ -f "$ROOT/run/slurmctld.pid" ] && kill -0 "$(cat "$ROOT/run/slurmctld.pid")" 2>/dev/null &&
+    scontrol ping 2>/dev/null | grep -q UP; then
     log "already running: $(sinfo -h -o '%P %a %D %T')"
     return
   fi
+  stop_daemons  # whatever a killed run left behind
+  # A fresh cluster at every start: an earlier run killed mid-test leaves its jobs in the controller's saved
+  # state and in accounting; recovered as running, they hold the node, which then never shows idle.
+  rm -rf "$ROOT"/run "$ROOT"/state "$ROOT"/mysql
   mkdir -p "$ROOT"/{run,log,state/ctld,state/d,mysql}
   # munge
   if [ ! -f /etc/munge/munge.key ]; then
@@ -119,7 +133,10 @@ CONF
   sacctmgr -i add cluster ci >/dev/null 2>&1 || true
   slurmctld
   slurmd
-  wait_for 60 "an idle node" bash -c "sinfo -h -o %T | grep -q idle"
+  if ! wait_for 120 "an idle node" bash -c "sinfo -h -o %T | grep -q idle"; then
+    diagnose
+    return 1
+  fi
   sacctmgr -i add account medheb Description=ci Organization=ci >/dev/null 2>&1 || true
   sacctmgr -i add user root Account=medheb >/dev/null 2>&1 || true
   log "cluster up: $(sinfo -h -o '%P %a %D %T %c CPUs %m MB')"
@@ -132,16 +149,22 @@ stop_pid() {
   pid=$(cat "$file")
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -KILL "$pid" 2>/dev/null || true
   rm -f "$file"
 }
 
-stop() {
-  scancel --user=root 2>/dev/null || true
+stop_daemons() {
   stop_pid "$ROOT/run/slurmd.pid"
   stop_pid "$ROOT/run/slurmctld.pid"
   stop_pid "$ROOT/run/slurmdbd.pid"
   stop_pid "$ROOT/run/mysqld.pid"
   stop_pid /run/munge/munged.pid
+  pkill -KILL -x slurmstepd 2>/dev/null || true  # job steps of a killed slurmd
+}
+
+stop() {
+  scancel --user=root 2>/dev/null || true
+  stop_daemons
   log "daemons stopped"
 }
 
