@@ -23,7 +23,7 @@ COUNT = re.compile(r"<!-- count: (?P<name>[\w-]+) -->(?P<value>[^<]*)<!-- /count
 
 def facts() -> tuple[dict[str, str], dict[str, str]]:
     """Figures and tables of the shipped registry (and of the demo's declared left-out subsets)."""
-    from preprocess.demo import LEFT_OUT
+    from preprocess.demo.folders import left_out
     from preprocess.registry.loader import load_registry
     from preprocess.reports.listing import list_rows, markdown_table, naming_table
 
@@ -36,9 +36,9 @@ def facts() -> tuple[dict[str, str], dict[str, str]]:
         "sources": len(registry.sources),
         "release-shipped": sum(subset.redistributed for subset in registry.subsets),
         # the demo after `make demo`: its image subsets but the left-out ones built, its text subsets the release's
-        "demo-built": sum(not subset.is_text for subset in registry.subsets) - len(LEFT_OUT),
+        "demo-built": sum(not subset.is_text for subset in registry.subsets) - len(left_out()),
         "demo-from-release": sum(subset.is_text for subset in registry.subsets),
-        "demo-not-built": len(LEFT_OUT),
+        "demo-not-built": len(left_out()),
     }
     tables = {
         "subsets": markdown_table(list_rows(registry)),

@@ -23,6 +23,20 @@ from preprocess.registry.loader import EXTRA_REGISTRY_ENV, load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"  # the fixtures copied from the reference, and the added subset
+# The subsets the demo leaves unbuilt on purpose, with the reason its build gives: the MedMNIST flags it writes no
+# npz for, and USData, whose images only their authors give out. Written out by hand: the dataset folders'
+# DEMO_LEFT_OUT declarations must agree (tests/datasets/test_demo_release_images.py).
+DEMO_LEFT_OUT = {
+    "2D_Task/DermaMNIST": "raw incomplete",
+    "2D_Task/OCTMNIST": "raw incomplete",
+    "2D_Task/OrganCMNIST": "raw incomplete",
+    "2D_Task/OrganSMNIST": "raw incomplete",
+    "2D_Task/PathMNIST": "raw incomplete",
+    "2D_Task/TissueMNIST": "raw incomplete",
+    "2D_Task/USData": "raw missing",
+    "3D_Task/NoduleMNIST": "raw incomplete",
+    "3D_Task/SynapseMNIST": "raw incomplete",
+}
 
 
 def pytest_collection_modifyitems(items):

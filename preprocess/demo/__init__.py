@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from preprocess.demo.folders import demo_writers
+from preprocess.demo.folders import demo_writers, release_oracles
+from preprocess.demo.release_images import write_release_images
 from preprocess.errors import PreprocessError
 from preprocess.rawdata.register import observed_files
 from preprocess.registry import layout
@@ -23,20 +24,6 @@ RELEASE = Path(__file__).parent / "release"
 # An extra registry folder (MEDHEB_EXTRA_REGISTRY) gives the demo its subsets' data the same way, as files:
 # EXTRA/demo/raw/<raw_dir>/... is copied into the demo's raw root, EXTRA/demo/release/... into DATA_BASEDIR.
 EXTRA_DEMO = "demo"
-# The subsets the demo leaves unbuilt on purpose, with the reason a build gives, so that its status, plan and
-# report show not-built rows: the MedMNIST flags it writes no npz for, and USData, whose images only their
-# authors give out. It ships no task files for them either; every other subset it builds.
-LEFT_OUT = {
-    "2D_Task/DermaMNIST": "raw incomplete",
-    "2D_Task/OCTMNIST": "raw incomplete",
-    "2D_Task/OrganCMNIST": "raw incomplete",
-    "2D_Task/OrganSMNIST": "raw incomplete",
-    "2D_Task/PathMNIST": "raw incomplete",
-    "2D_Task/TissueMNIST": "raw incomplete",
-    "2D_Task/USData": "raw missing",
-    "3D_Task/NoduleMNIST": "raw incomplete",
-    "3D_Task/SynapseMNIST": "raw incomplete",
-}
 
 
 def releases() -> list[Path]:
@@ -151,10 +138,8 @@ def _write(out: Path, release_images: bool = False, restricted_raw_only: bool = 
             target = data_basedir / path.relative_to(release)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
-    if release_images:  # imported here: its data lists read LEFT_OUT from this module
-        from preprocess.demo.release_images import write_release_images
-
-        write_release_images(raw_root, data_basedir, registry)
+    if release_images:
+        write_release_images(raw_root, data_basedir, registry, release_oracles())
     if restricted_raw_only:
         keep_restricted_raw(raw_root, registry)
     (out / MARKER).write_text(_marker_text(release_images, restricted_raw_only), encoding="utf-8")

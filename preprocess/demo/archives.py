@@ -18,18 +18,21 @@ IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 ROW_GROUP = 100  # rows per row group at real size, as the Hugging Face uploads of image datasets have them
 
 
-def _write(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
+def write_parquet(path: Path, table: pa.Table, rows_per_group: int = 2) -> None:
+    """A parquet file of `table` in row groups of `rows_per_group` rows (tiny ones, so a reader meets several)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, row_group_size=rows_per_group)
 
 
-def _mask_png(mask: np.ndarray) -> bytes:
+def mask_png(mask: np.ndarray) -> bytes:
+    """A 1-bit PNG of a boolean mask."""
     buffer = io.BytesIO()
     Image.fromarray(mask.astype(bool)).convert("1").save(buffer, format="PNG")
     return buffer.getvalue()
 
 
-def _zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:
+def zip_add(archive: zipfile.ZipFile, name: str, data: bytes, link: bool = False) -> None:
+    """Add `data` as member `name` with a fixed date (same bytes each run); `link` marks it a symbolic link."""
     info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
     info.external_attr = ((stat.S_IFLNK | 0o777) if link else (stat.S_IFREG | 0o644)) << 16
     archive.writestr(info, data)

@@ -5,7 +5,10 @@ brings its own writers by the same route.
 A fakes.py writes the one source of its folder's sources.yaml: `demo(base)` the demo's tiny copy into its raw
 folder `base`; `real_size(base, n, seed) -> {task file: records}` (optional) n items at the upstream's real
 sizes, with `SIZE` (what an item is, where the figure comes from) and `REAL_SEED` (the offset added to the
-run's seed). A shipped folder's module is imported as preprocess.datasets.<folder>.fakes (so import-linter
+run's seed). It may also declare what the demo does with its folder's subsets, keyed "<group>/<folder>":
+`RELEASE_IMAGES` the subsets whose images the demo's release ships, each with its oracle
+(preprocess/demo/release_images), and `DEMO_LEFT_OUT` those the demo leaves unbuilt, with the reason a build
+gives. A shipped folder's module is imported as preprocess.datasets.<folder>.fakes (so import-linter
 checks its imports); an extra folder's from its file.
 """
 
@@ -75,3 +78,36 @@ def real_size_fakes() -> dict[str, ModuleType]:
                 f"{module.__file__} has real_size but not {', '.join(missing)} (preprocess/demo/folders.py)"
             )
     return found
+
+
+def _subset_keys(folder: Path) -> set[str]:
+    path = folder / "subsets.yaml"
+    subsets = ((textparse.read_yaml(path) or {}).get("subsets") or []) if path.is_file() else []
+    return {f"{subset.get('group')}/{subset.get('folder')}" for subset in subsets if isinstance(subset, dict)}
+
+
+def _declared(name: str) -> dict:
+    """Subset key -> value, the `name` dicts of the folders' fakes.py merged; each key is one of its folder's."""
+    found = {}
+    for module in fakes().values():
+        declared = getattr(module, name, {})
+        foreign = sorted(set(declared) - _subset_keys(Path(module.__file__).parent))
+        if foreign:
+            raise PreprocessError(
+                f"{module.__file__} declares {foreign[0]} in {name}, a subset its folder's subsets.yaml does not "
+                "list: declare it in the fakes.py of the folder that holds it"
+            )
+        found.update(declared)
+    return found
+
+
+def release_oracles() -> dict:
+    """Subset key -> the oracle that writes its release images, for the subsets whose images the demo's
+    release ships (the folders' RELEASE_IMAGES)."""
+    return _declared("RELEASE_IMAGES")
+
+
+def left_out() -> dict[str, str]:
+    """Subset key -> why a demo build leaves it unbuilt, for the subsets the demo leaves out on purpose (the
+    folders' DEMO_LEFT_OUT): it writes no raw files and ships no task files for them."""
+    return _declared("DEMO_LEFT_OUT")

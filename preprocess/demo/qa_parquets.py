@@ -23,7 +23,7 @@ def write(path: Path, columns: dict, image: str = "image", rows_per_group: int =
     structs = [None if b is None else {"bytes": b, "path": None} for b in columns[image]]
     table = pa.table({name: pa.array(structs, archives.IMAGE) if name == image else values
                       for name, values in columns.items()})  # fmt: skip
-    archives._write(path, table, rows_per_group)
+    archives.write_parquet(path, table, rows_per_group)
 
 
 def demo_images(seed: int, count: int, channels: int, jpeg=()) -> list[bytes]:

@@ -14,11 +14,13 @@ def write(directory, force: bool = False, release_images: bool = False, restrict
     out = write_demo(Path(directory), force, release_images, only)
     where = f"raw root {out / 'raw'}, release tree {out / 'DATA_BASEDIR'}"
     if release_images:
-        from preprocess.demo.release_images import SHIPPED, notices
+        from preprocess.demo.folders import release_oracles
+        from preprocess.demo.release_images import notices
         from preprocess.registry.loader import load_registry
 
+        shipped = len(release_oracles())
         where += (
-            f" (with the release's images of {len(SHIPPED)} open subsets and a {notices.NOTICE} in each of the "
+            f" (with the release's images of {shipped} open subsets and a {notices.NOTICE} in each of the "
             f"{len(notices.restricted(load_registry()))} restricted image folders)"
         )
     if only:

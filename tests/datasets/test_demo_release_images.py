@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO, demo_settings
+from conftest import DEMO_LEFT_OUT, REPO, demo_settings
 
 PACKAGE = REPO / "preprocess" / "demo" / "release_images"
 
@@ -242,11 +242,13 @@ def test_left_out_and_text_subsets_get_nothing(release_demo):
 
 
 def test_every_image_subset_is_shipped_or_says_why_not():
-    from preprocess.demo.release_images import SHIPPED as LISTED
+    from preprocess.demo.folders import left_out, release_oracles
     from preprocess.demo.release_images import not_shipped
     from preprocess.registry.loader import load_registry
 
-    NOT_SHIPPED = not_shipped(load_registry())
+    LISTED = release_oracles()  # the dataset folders' RELEASE_IMAGES
+    assert left_out() == DEMO_LEFT_OUT  # their DEMO_LEFT_OUT
+    NOT_SHIPPED = not_shipped(load_registry(), left_out())
 
     assert sorted(LISTED) == sorted(SHIPPED) and not set(LISTED) & set(NOT_SHIPPED)
     images = {s.key for s in load_registry(extras=False).subsets if not s.is_text}
@@ -315,7 +317,7 @@ def test_the_oracles_share_no_code_with_the_conversions():
     assert len(files) >= 8
     imported = set().union(*(_imports(path) for path in files))
     assert sorted(m for m in imported if m.startswith(FORBIDDEN)) == []
-    # within the package: only its own modules, the error class and the demo's list of left-out subsets
+    # within the package: only its own modules and the error class
     ours = {m for m in imported if m.split(".")[0] == "preprocess"}
-    allowed = ("preprocess.demo.release_images", "preprocess.errors", "preprocess.demo.LEFT_OUT")
+    allowed = ("preprocess.demo.release_images", "preprocess.errors")
     assert sorted(m for m in ours if not m.startswith(allowed) and m != "preprocess.demo") == []

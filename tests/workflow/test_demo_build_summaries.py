@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-from preprocess.demo import LEFT_OUT, RELEASE, releases
+from conftest import DEMO_LEFT_OUT, REPO
+from preprocess.demo import RELEASE, releases
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -111,9 +111,9 @@ def test_the_plain_demo_build_ends_with_its_counts(built):
     assert last and last[-1].startswith(f"{validated} of {validated} task files resolve every path ({text} subsets")
     header = next(line for line in printed if line.startswith("task file "))
     assert header.split()[:3] == ["task", "file", "records"]
-    not_built = f"{len(LEFT_OUT)} subsets not built (what to download: results/not-built.md):"
+    not_built = f"{len(DEMO_LEFT_OUT)} subsets not built (what to download: results/not-built.md):"
     assert not_built in printed
-    assert all(f"  {key}: not built: {reason}" in printed for key, reason in LEFT_OUT.items())
+    assert all(f"  {key}: not built: {reason}" in printed for key, reason in DEMO_LEFT_OUT.items())
 
 
 def test_snakemake_dry_run_piped_into_head_as_the_readme_advises(built):

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, demo_with_raw_of, job_pids
-from preprocess.demo import LEFT_OUT
+from conftest import DEMO_LEFT_OUT, REPO, demo_with_raw_of, job_pids
 from preprocess.registry.loader import load_registry
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -48,7 +47,7 @@ def test_demo_builds_and_every_path_resolves(built_demo):
         "Text_Task/PubMedQA",
     } <= built
     subsets = [s.key for s in load_registry().subsets]
-    assert built == set(subsets) - set(LEFT_OUT)  # all but the subsets the demo leaves out on purpose
+    assert built == set(subsets) - set(DEMO_LEFT_OUT)  # all but the subsets the demo leaves out on purpose
     assert all(row["ok"] == row["paths"] and not row["missing"] for row in rows)
     assert sum(row["paths"] for row in rows) > 100
     assert "2D_Task/USData: not built: raw missing" in summary

@@ -10,7 +10,15 @@ import numpy as np
 from preprocess.demo import fields
 from preprocess.demo.files import put
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import volumes
 from preprocess.demo.volumes import mr_phantom, save_nifti
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "3D_Task/ChirrMRI600": volumes.chirrmri600,
+    "3D_Task/CirrMRI600_Cross": volumes.cirrmri600_cross,
+}
 
 CIRRMRI_SPLITS = {"12": "train", "7": "test", "healthy_3": "test"}
 

@@ -11,7 +11,27 @@ from preprocess.demo import fields, real_npz
 from preprocess.demo.files import npz
 from preprocess.demo.images import pattern
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import medmnist
 from preprocess.registry.loader import load_registry
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/BloodMNIST": medmnist.bloodmnist,
+    "2D_Task/ChestMNIST": medmnist.chestmnist,
+    "2D_Task/OrganAMNIST": medmnist.organamnist,
+}
+
+# The subsets the demo leaves unbuilt on purpose, with the reason a build gives: it writes no raw files for them
+# and ships no task files, so that its status, plan and report show not-built rows.
+DEMO_LEFT_OUT = {
+    "2D_Task/DermaMNIST": "raw incomplete",
+    "2D_Task/OCTMNIST": "raw incomplete",
+    "2D_Task/OrganCMNIST": "raw incomplete",
+    "2D_Task/OrganSMNIST": "raw incomplete",
+    "2D_Task/PathMNIST": "raw incomplete",
+    "2D_Task/TissueMNIST": "raw incomplete",
+}
 
 # ChestMNIST test labels, written out: none, atelectasis + effusion, cardiomegaly, hernia.
 CHEST_TEST_LABELS = [[0] * 14, [1, 0, 1] + [0] * 11, [0, 1] + [0] * 12, [0] * 13 + [1]]

@@ -7,6 +7,13 @@ from pathlib import Path
 
 from preprocess.demo import archives, qa_parquets
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import vqa
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/MedPIX": vqa.medpix,
+}
 
 # MedPix ClinQA: two of the seven shards; image k is pattern(280 + k). Image 1 and 2 are asked the same
 # question with other answers; image 0 and 1 share "What modality is this?" with other answers too.

@@ -11,6 +11,14 @@ from preprocess.demo import fields, real_npz
 from preprocess.demo.files import npz
 from preprocess.demo.images import pattern
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import crops
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/SkinLesion": crops.skin_lesion,
+    "2D_Task/UltrasoundNerve": crops.ultrasound_nerve,
+}
 
 
 def _split(count: int, channels: int, seed: int, masks: dict) -> tuple[np.ndarray, np.ndarray]:

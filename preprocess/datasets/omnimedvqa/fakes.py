@@ -11,6 +11,13 @@ from preprocess.demo import archives, fields
 from preprocess.demo.files import encoded
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import folders
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/OmniMedVQA_vqa": folders.omnimedvqa,
+}
 
 
 def demo(base: Path) -> None:
@@ -31,9 +38,9 @@ def demo(base: Path) -> None:
         for i, p in enumerate(paths)
     ]
     with zipfile.ZipFile(base / "OmniMedVQA.zip", "w") as archive:
-        archives._zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
+        archives.zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
         for i, path in enumerate(paths):
-            archives._zip_add(archive, f"OmniMedVQA/{path}", encode(pattern(320 + i, (32, 32)), "PNG"))
+            archives.zip_add(archive, f"OmniMedVQA/{path}", encode(pattern(320 + i, (32, 32)), "PNG"))
 
 
 # --- real size ----------------------------------------------------------------------------------------------
@@ -54,7 +61,7 @@ def real_size(base: Path, n: int, seed: int) -> dict:
                 "option_B": "No", "modality_type": "Fundus Photography"} for k, p in enumerate(paths)]  # fmt: skip
     base.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(base / "OmniMedVQA.zip", "w", zipfile.ZIP_DEFLATED) as archive:
-        archives._zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
+        archives.zip_add(archive, "OmniMedVQA/QA_information/Open-access/ACRIMA.json", json.dumps(records).encode())
         for k, path in enumerate(paths):
-            archives._zip_add(archive, f"OmniMedVQA/{path}", encoded(fields.photo((512, 512), seed + k), "PNG"))
+            archives.zip_add(archive, f"OmniMedVQA/{path}", encoded(fields.photo((512, 512), seed + k), "PNG"))
     return {}

@@ -12,6 +12,14 @@ from preprocess.demo import archives, fields
 from preprocess.demo.files import encoded, put
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import crops, parquets
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/PanNuke": parquets.pannuke,
+    "2D_Task/PanNuke_VG": crops.pannuke_vg,
+}
 
 # Per fold, per row: tissue value (0..18 upstream) and the PanNuke_split.csv line of the row (None: no line).
 # Tissue 7 is "Head and Neck"; fold3 row 0 is listed unpadded; fold2 row 2 is in no line of the CSV.
@@ -41,10 +49,10 @@ def demo(base: Path) -> None:
             if row != 1:  # row 1 of each fold has no nucleus at all
                 mask = np.zeros((32, 32), np.uint8)
                 mask[4 + row : 9 + row, 5:8] = 1
-                masks = [{"bytes": archives._mask_png(mask), "path": None}]
+                masks = [{"bytes": archives.mask_png(mask), "path": None}]
                 tiny = np.zeros((32, 32), np.uint8)
                 tiny[30, 30] = 1  # an edge nucleus of one pixel
-                masks.append({"bytes": archives._mask_png(tiny), "path": None})
+                masks.append({"bytes": archives.mask_png(tiny), "path": None})
             instances.append(masks)
             categories.append([row % 5, 3][: len(masks)])
             tissues.append(tissue)
@@ -58,7 +66,7 @@ def demo(base: Path) -> None:
                 "tissue": pa.array(tissues, pa.int64()),
             }
         )
-        archives._write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table)
+        archives.write_parquet(base / "data" / f"fold{fold}-00000-of-00001.parquet", table)
     (base / "PanNuke_split.csv").write_text("\n".join(split_rows) + "\n")
 
 
@@ -82,7 +90,7 @@ def real_size(base: Path, n: int, seed: int) -> dict:
                 x0, y0, _, _ = (round(v) for v in fields.box(seed + fold * 1000 + k, 256, 256, part))
                 mask = np.zeros((256, 256), np.uint8)
                 mask[y0 : y0 + 12, x0 : x0 + 12] = 1
-                masks.append({"bytes": archives._mask_png(mask), "path": None})
+                masks.append({"bytes": archives.mask_png(mask), "path": None})
             instances.append(masks)
             categories.append([part % 5 for part in range(24)])
             split.append(f"Breast/fold{fold}_{k:08d}.png,{'test' if k % 2 == 0 else 'train'}")
@@ -90,6 +98,6 @@ def real_size(base: Path, n: int, seed: int) -> dict:
             "image": pa.array(images, archives.IMAGE), "instances": pa.array(instances, pa.list_(archives.IMAGE)),
             "categories": pa.array(categories, pa.list_(pa.int64())), "tissue": pa.array([3] * n, pa.int64()),
         })  # fmt: skip
-        archives._write(base / "data" / f"fold{fold}-00000-of-00001.parquet", table, archives.ROW_GROUP)
+        archives.write_parquet(base / "data" / f"fold{fold}-00000-of-00001.parquet", table, archives.ROW_GROUP)
     put(base / "PanNuke_split.csv", "\n".join(split) + "\n")
     return {}

@@ -9,7 +9,14 @@ import numpy as np
 
 from preprocess.demo import fields, real_volumes
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import volumes
 from preprocess.demo.volumes import ct_phantom, save_nifti, save_scaled_nifti
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "3D_Task/RadGen_CT": volumes.radgenome,
+}
 
 
 def demo(base: Path) -> None:

@@ -9,6 +9,13 @@ from preprocess.demo import fields
 from preprocess.demo.files import encoded, put
 from preprocess.demo.images import encode, pattern
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import folders
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/REtinal": folders.rfmid,
+}
 
 
 def demo(base: Path) -> None:

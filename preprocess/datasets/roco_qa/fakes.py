@@ -8,6 +8,13 @@ from pathlib import Path
 
 from preprocess.demo import archives, qa_parquets
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import parquets
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/ROCO-VQA": parquets.roco_qa,
+}
 
 # The five upstream files, in the benchmark's reading order, with a few rows each ("Vaild" sic). One counter runs
 # over the five: the demo's Test rows are its images 6 to 8 (pattern 266 to 268).

@@ -7,6 +7,13 @@ from pathlib import Path
 
 from preprocess.demo import qa_parquets
 from preprocess.demo.real_sizes import Size
+from preprocess.demo.release_images import vqa
+
+# The subsets whose images the demo's release ships, each with the oracle that makes them from the demo's raw
+# files (preprocess/demo/release_images: the reference rule stated apart from the conversions).
+RELEASE_IMAGES = {
+    "2D_Task/VQA-RAD": vqa.vqa_rad,
+}
 
 # the parquet files after their split (test, train)
 FILE_SUFFIX = "-00000-of-00001-0b1c2d3e4f.parquet"

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import REPO, demo_config_file, front_page_counts, report_front_page
+from conftest import DEMO_LEFT_OUT, REPO, demo_config_file, front_page_counts, report_front_page
 from preprocess.cli import main
-from preprocess.demo import LEFT_OUT
 from preprocess.registry.loader import load_registry
 from preprocess.reports.contact import grid_size
 
@@ -128,14 +127,14 @@ def test_status_of_the_built_demo(built, capsys, monkeypatch):
         and "python -m preprocess info usdata" in lines["2D_Task/USData"]
     )
     # every subset the demo holds raw data for is built; those it leaves out on purpose are not, each with why
-    for subset, reason in LEFT_OUT.items():
+    for subset, reason in DEMO_LEFT_OUT.items():
         assert f"not built: {reason}" in lines[subset], lines[subset]
     # a text subset's task files are the release's own: nothing of it is built
     text = [key for key in subsets if key.startswith("Text_Task/")]
     assert all(" from the release " in lines[key] + " " for key in text)
-    assert [key for key in subsets if " built " not in lines[key] + " " and key not in text] == list(LEFT_OUT)
-    built = len(subsets) - len(text) - len(LEFT_OUT)
-    assert out.strip().splitlines()[-1] == f"{built} built, {len(text)} from the release, {len(LEFT_OUT)} not built"
+    assert [key for key in subsets if " built " not in lines[key] + " " and key not in text] == list(DEMO_LEFT_OUT)
+    built, left_out = len(subsets) - len(text) - len(DEMO_LEFT_OUT), len(DEMO_LEFT_OUT)
+    assert out.strip().splitlines()[-1] == f"{built} built, {len(text)} from the release, {left_out} not built"
 
 
 def test_validate_and_status_without_config_agree_with_the_build(built, monkeypatch, capsys):
