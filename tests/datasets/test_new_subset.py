@@ -103,6 +103,29 @@ def test_a_fakes_py_in_a_folder_of_two_sources_is_refused_naming_it(tmp_path, mo
     )
 
 
+def test_an_added_folder_declares_the_subsets_the_demo_leaves_out(tmp_path, monkeypatch):
+    from preprocess.demo.folders import left_out
+
+    folder = _copy(tmp_path, monkeypatch)
+    (folder / "fakes.py").write_text('DEMO_LEFT_OUT = {"2D_Task/FakeDerm": "raw missing"}\n', encoding="utf-8")
+    declared = left_out()
+    assert declared["2D_Task/FakeDerm"] == "raw missing" and declared["2D_Task/USData"] == "raw missing"
+    assert len(declared) == 10  # the shipped folders' nine and the added one
+
+
+def test_an_added_folder_declaring_another_folders_subset_is_refused_naming_it(tmp_path, monkeypatch):
+    from preprocess.demo.folders import left_out
+
+    folder = _copy(tmp_path, monkeypatch)
+    (folder / "fakes.py").write_text('DEMO_LEFT_OUT = {"2D_Task/APTOS": "raw missing"}\n', encoding="utf-8")
+    with pytest.raises(PreprocessError) as raised:
+        left_out()
+    assert str(raised.value) == (
+        f"{folder / 'fakes.py'} declares 2D_Task/APTOS in DEMO_LEFT_OUT, a subset its folder's subsets.yaml does not "
+        "list: declare it in the fakes.py of the folder that holds it"
+    )
+
+
 def test_a_new_subset_with_a_misspelt_parameter_is_refused_at_load(tmp_path, monkeypatch):
     folder = _copy(tmp_path, monkeypatch)
     text = (folder / "subsets.yaml").read_text(encoding="utf-8")
