@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -63,7 +64,15 @@ def _full_size_root(root: Path, registry) -> int:
 
 @pytest.fixture(scope="module")
 def full_size(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("full-size")
+    # the 215,000 stubs in memory where the machine has a tmpfs: making, walking and removing them on disk was
+    # most of this file's time (docs/tests.md)
+    shm = Path("/dev/shm")
+    in_memory = shm.is_dir() and os.access(shm, os.W_OK)
+    folder = (
+        Path(tempfile.mkdtemp(prefix="medheb-full-size-", dir=shm))
+        if in_memory
+        else tmp_path_factory.mktemp("full-size")
+    )
     document = yaml.safe_load((DATASETS_DIR / "ct_rate" / "sources.yaml").read_text())
     files = [
         {**spec, "min_count": CT_RATE_TRAIN_VOLUMES} if spec["id"] == "train_volumes" else spec
@@ -85,7 +94,7 @@ def full_size(tmp_path_factory):
     yield folder, config, settings_from_dict(values), made
     # about 215,000 files and folders: removed here, on the worker, not left to the clean-up of old test folders
     # that pytest runs at the end of a later session
-    shutil.rmtree(folder / "raw")
+    shutil.rmtree(folder if in_memory else folder / "raw")
 
 
 @pytest.mark.registry_wide
