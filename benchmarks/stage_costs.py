@@ -2,7 +2,12 @@
 
 - the raw checks: MD5 throughput of `file_digest` (what `check` runs on every download that has an MD5) on a
   file of --md5-mb MB, read cold (its pages dropped with posix_fadvise after an fsync: from the disk) and warm;
-  and the presence check's cost per file (glob and stat of --files empty files);
+  the speed-up of hashing --md5-threads such files side by side on as many threads (what `check` does across
+  a source's downloads, ChecksumCache.md5_all) over hashing them in turn, cold and warm; and the presence
+  check's cost per file (glob and stat of --files empty files). The files are of real size: MedMNIST's 224 px
+  npz archives, the ones `check` hashes, hold 1.2 GB (organcmnist_224) to 16 GB (pathmnist_224) of pixels
+  before deflate (the registry's counts x 224 x 224 x channels), archives of hundreds of MB to GBs: 512 MB or
+  more each;
 - the validation and the fingerprints, per output file at real sizes: PNGs written by the pipeline's own
   encoder at the sizes the conversions write (28 px gray to 2880x2400 16-bit), each checked as `validate`
   checks a path (PathChecker, decode quick) and fingerprinted as `attest` does (fingerprint_job), one core;
@@ -12,12 +17,14 @@ It writes preprocess/registry/stage_costs.yaml (the figures `preprocess/sizing/s
 the measurements. Everything runs in one process on files under --out (default benchmarks/out/stage-costs),
 deleted at the end.
 
-    python benchmarks/stage_costs.py [--md5-mb 1024] [--files 20000] [--repeats 3]
+    python benchmarks/stage_costs.py [--md5-mb 1024] [--md5-threads 2] [--files 20000] [--repeats 3]
+    python benchmarks/stage_costs.py --md5-parallel-only [--md5-mb 512]  # that figure alone, the others kept
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import glob
 import os
@@ -64,25 +71,62 @@ def field(shape, dtype, seed: int) -> np.ndarray:
     return np.clip(base, 0, top).astype(dtype)
 
 
-def md5_rate(folder: Path, megabytes: int, repeats: int) -> tuple[float, float]:
-    """(cold, warm) MB/s of file_digest over one file of `megabytes`."""
-    path = folder / "download.bin"
-    block = np.random.default_rng(0).integers(0, 256, 1 << 24, dtype=np.uint8).tobytes()  # 16 MiB
+def write_download(path: Path, megabytes: int, seed: int = 0) -> int:
+    """A file of `megabytes` MB of random bytes on the disk (fsync'ed); its size."""
+    block = np.random.default_rng(seed).integers(0, 256, 1 << 24, dtype=np.uint8).tobytes()  # 16 MiB
     with open(path, "wb") as handle:
         for _ in range(max(1, megabytes * 1_000_000 // len(block))):
             handle.write(block)
         handle.flush()
         os.fsync(handle.fileno())
-    size = path.stat().st_size
+    return path.stat().st_size
 
-    def drop_pages():  # this file's pages only: the cold read is from the disk
+
+def drop_pages(*paths: Path) -> None:
+    """These files' pages only, out of the page cache: the next read is from the disk."""
+    for path in paths:
         fd = os.open(path, os.O_RDONLY)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
 
-    cold, warm = samples(repeats, lambda: file_digest(path, "md5"), lambda: file_digest(path, "md5"), before=drop_pages)
+
+def md5_rate(folder: Path, megabytes: int, repeats: int) -> tuple[float, float]:
+    """(cold, warm) MB/s of file_digest over one file of `megabytes`."""
+    path = folder / "download.bin"
+    size = write_download(path, megabytes)
+    cold, warm = samples(
+        repeats, lambda: file_digest(path, "md5"), lambda: file_digest(path, "md5"), before=lambda: drop_pages(path)
+    )
     path.unlink()
     return statistics.median(size / 1e6 / s for s in cold), statistics.median(size / 1e6 / s for s in warm)
+
+
+def md5_parallel(folder: Path, megabytes: int, threads: int, repeats: int) -> tuple[float, float]:
+    """(cold, warm) speed-up of hashing `threads` files of `megabytes` each on as many threads (a pool, as
+    ChecksumCache.md5_all runs them: hashlib lets go of the GIL while it digests a chunk) over hashing them one
+    after another; each the median of `repeats` pairs, cold with every file's pages dropped before each run."""
+    paths = [folder / f"download{n}.bin" for n in range(threads)]
+    for n, path in enumerate(paths):
+        write_download(path, megabytes, seed=n)
+
+    def serial():
+        for path in paths:
+            file_digest(path, "md5")
+
+    def parallel():
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            list(pool.map(lambda path: file_digest(path, "md5"), paths))
+
+    cold = []
+    for _ in range(repeats):
+        (one,) = samples(1, serial, before=lambda: drop_pages(*paths))[0]
+        (many,) = samples(1, parallel, before=lambda: drop_pages(*paths))[0]
+        cold.append(one / many)
+    serial()  # every file in the page cache
+    warm = [one / many for one, many in zip(*samples(repeats, serial, parallel), strict=True)]
+    for path in paths:
+        path.unlink()
+    return statistics.median(cold), statistics.median(warm)
 
 
 def stat_seconds(folder: Path, files: int) -> float:
@@ -143,37 +187,72 @@ def per_file(folder: Path, repeats: int) -> list[dict]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--md5-mb", type=int, default=1024)
-    parser.add_argument("--files", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "stage-costs")
-    args = parser.parse_args()
-    with scratch(args.out) as folder:
-        cold, warm = md5_rate(folder, args.md5_mb, args.repeats)
-        print(f"MD5 of a {args.md5_mb} MB file: {cold:,.0f} MB/s from the disk, {warm:,.0f} MB/s from the cache")
-        stat = stat_seconds(folder, args.files)
-        print(f"presence check: {stat * 1e6:.1f} us a file (glob and stat of {args.files:,})")
-        sizes = per_file(folder, args.repeats)
-    document = {
+def parallel_figure(folder: Path, megabytes: int, threads: int, repeats: int) -> dict:
+    """The `md5_parallel` entry of stage_costs.yaml: the speed-up at `threads`, with the machine's load."""
+    cold, warm = md5_parallel(folder, megabytes, threads, repeats)
+    print(f"MD5 of {threads} files of {megabytes} MB on {threads} threads: {cold:.2f}x from the disk, "
+          f"{warm:.2f}x from the cache, over one after another")  # fmt: skip
+    return {
+        "threads": threads,
+        "file_mb": megabytes,
+        "speedup": round(cold, 2),  # from the disk, as md5_mb_per_s: what `plan` prices a check with
+        "speedup_cached": round(warm, 2),
         "measured": datetime.date.today().isoformat(),
-        "basis": "benchmarks/stage_costs.py, one core of the shared 2-core machine, files on its ext4 disk",
-        "md5_mb_per_s": round(cold, 1),
-        "md5_mb_per_s_cached": round(warm, 1),
-        "presence_seconds_per_file": float(f"{stat:.3g}"),
-        "load_average": round(os.getloadavg()[0], 1),  # a shared machine: the figures are as slow as it was
-        "sizes": [
-            {**s, "validate_s": float(f"{s['validate_s']:.3g}"), "attest_s": float(f"{s['attest_s']:.3g}")}
-            for s in sizes
-        ],
+        "load_average": round(os.getloadavg()[0], 1),  # `uptime`'s first figure when it ended
     }
+
+
+def write(document: dict) -> None:
     OUT.write_text(
         "# Written by benchmarks/stage_costs.py: the raw checks', the validation's and the fingerprints' costs\n"
         + yaml.safe_dump(document, sort_keys=False),
         encoding="utf-8",
     )
     print(f"wrote {OUT}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--md5-mb", type=int, default=1024)
+    # as many files and threads as the machine has cores (at most 4): a thread beyond the cores measures nothing
+    parser.add_argument("--md5-threads", type=int, default=min(4, os.cpu_count() or 1))
+    parser.add_argument("--md5-parallel-only", action="store_true", help="measure the MD5 speed-up alone and "
+                        "replace that entry of stage_costs.yaml, keeping the other figures")  # fmt: skip
+    parser.add_argument("--files", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "stage-costs")
+    args = parser.parse_args()
+    if args.md5_parallel_only:
+        document = yaml.safe_load(OUT.read_text(encoding="utf-8"))
+        with scratch(args.out) as folder:
+            figure = parallel_figure(folder, args.md5_mb, args.md5_threads, args.repeats)
+        keys = list(document)
+        at = keys.index("md5_mb_per_s_cached") + 1 if "md5_parallel" not in document else keys.index("md5_parallel")
+        items = [(k, v) for k, v in document.items() if k != "md5_parallel"]
+        write(dict([*items[:at], ("md5_parallel", figure), *items[at:]]))
+        return
+    with scratch(args.out) as folder:
+        cold, warm = md5_rate(folder, args.md5_mb, args.repeats)
+        print(f"MD5 of a {args.md5_mb} MB file: {cold:,.0f} MB/s from the disk, {warm:,.0f} MB/s from the cache")
+        parallel = parallel_figure(folder, args.md5_mb, args.md5_threads, args.repeats)
+        stat = stat_seconds(folder, args.files)
+        print(f"presence check: {stat * 1e6:.1f} us a file (glob and stat of {args.files:,})")
+        sizes = per_file(folder, args.repeats)
+    write(
+        {
+            "measured": datetime.date.today().isoformat(),
+            "basis": "benchmarks/stage_costs.py, one core of the shared 2-core machine, files on its ext4 disk",
+            "md5_mb_per_s": round(cold, 1),
+            "md5_mb_per_s_cached": round(warm, 1),
+            "md5_parallel": parallel,
+            "presence_seconds_per_file": float(f"{stat:.3g}"),
+            "load_average": round(os.getloadavg()[0], 1),  # a shared machine: the figures are as slow as it was
+            "sizes": [
+                {**s, "validate_s": float(f"{s['validate_s']:.3g}"), "attest_s": float(f"{s['attest_s']:.3g}")}
+                for s in sizes
+            ],
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from preprocess.registry.config import settings_from_dict
 
 
 def _check_source(smk, build):
-    build.check(sources=[smk.wildcards.source], report_dir=Path(smk.output[0]).parent)
+    build.check(sources=[smk.wildcards.source], report_dir=Path(smk.output[0]).parent, threads=smk.threads)
 
 
 def _plan(smk, build):

@@ -29,6 +29,7 @@ from preprocess.readiness.buildable import (
 from preprocess.registry import layout, splits
 from preprocess.release import releasenames
 from preprocess.reports import summaries
+from preprocess.sizing import checkjobs
 from preprocess.verify.validate import Failure, JsonReport
 
 NOTHING_TO_DOWNLOAD = "Nothing to download: every source the build needs is present.\n"
@@ -43,9 +44,11 @@ class Build:
         splits.check_keys(settings, self.registry)
         self.results = results
 
-    def check(self, *, sources, report_dir: Path | None = None) -> dict[str, SourceCheck]:
-        """Check each raw download; write one JSON report per source into `report_dir` when given."""
-        checks = check_all(self.registry, self.settings, sources, self.results)
+    def check(self, *, sources, report_dir: Path | None = None, threads: int | None = None) -> dict[str, SourceCheck]:
+        """Check each raw download, hashing its files on `threads` (None: each source's own count,
+        sizing/checkjobs.py); write one JSON report per source into `report_dir` when given."""
+        counts = {s: threads or checkjobs.source_threads(self.settings, self.registry, s) for s in sources}
+        checks = check_all(self.registry, self.settings, sources, self.results, counts)
         if report_dir is not None:
             for source_id, check in checks.items():
                 atomic_write_json(report_dir / f"{source_id}.json", check.to_json())

@@ -14,7 +14,7 @@ from preprocess.registry import layout, splits
 from preprocess.registry.config import check_config
 from preprocess.registry.model import GROUPS
 from preprocess.release import releasenames
-from preprocess.sizing import allocation, shards, targets, verifyjobs
+from preprocess.sizing import allocation, checkjobs, shards, targets, verifyjobs
 from preprocess.sizing.resources import rule_resources
 
 RESULTS = layout.RESULTS
@@ -27,6 +27,7 @@ __all__ = [
     "build_targets",
     "built_conversions",
     "check_config",
+    "check_threads",
     "checked_sources",
     "count_shards",
     "job_group",
@@ -51,6 +52,11 @@ def checked_sources(settings, registry, results: Path, selected: list[str]) -> l
 def raw_fingerprint(settings, registry, source_id: str) -> str:
     """What could change the check of a source: the stats of the files its check looks for."""
     return fingerprint(splits.checked_source(registry, settings, registry.source(source_id)), settings.raw_root)
+
+
+def check_threads(settings, registry, source_id: str) -> int:
+    """The threads of a source's check job: one a download it hashes, up to what pays (sizing/checkjobs.py)."""
+    return checkjobs.source_threads(settings, registry, source_id)
 
 
 def built_conversions(settings, subset) -> list:

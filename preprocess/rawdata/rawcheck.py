@@ -6,6 +6,7 @@ import glob as globlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -129,8 +130,31 @@ def _shard_problem(base: Path, spec: FileSpec, matches: list[Path], result: File
     return problem is not None
 
 
-def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, boundary: Boundary) -> FileResult:
-    """One file spec: found or not, and usable (rawroot.Boundary: a regular file inside the raw root) or not."""
+def _present(base: Path, spec: FileSpec) -> tuple[str, Path] | None:
+    """(name, path) of the first of a named spec's paths that is there: a folder of its content (when the spec
+    holds one, or a link to such a folder) or anything else at that name; None when none is."""
+    for candidate in spec.paths:
+        path = base / candidate
+        if (spec.holds and os.path.isdir(path)) or os.path.lexists(path):
+            return candidate, path
+    return None
+
+
+def _hashed(base: Path, spec: FileSpec, verify: bool, boundary: Boundary) -> Path | None:
+    """The file whose MD5 check_file compares for `spec`, or None: a named file with an MD5, when checksums are
+    verified, present, not a folder of its content and usable (rawroot.Boundary)."""
+    if spec.glob or not (spec.md5 and verify):
+        return None
+    present = _present(base, spec)
+    if present is None or (spec.holds and os.path.isdir(present[1])):
+        return None
+    path = present[1]
+    return path if boundary.problem(path) is None else None
+
+
+def check_file(base: Path, spec: FileSpec, md5: Callable[[Path], str], verify: bool, boundary: Boundary) -> FileResult:
+    """One file spec: found or not, and usable (rawroot.Boundary: a regular file inside the raw root) or not.
+    `md5(path)`: the MD5 of a file (check_source reads them all first, across files on its threads)."""
     result = FileResult(
         spec.id, spec.label, "ok", expected_count=spec.min_count, md5_expected=spec.md5, about=spec.about
     )
@@ -161,39 +185,50 @@ def check_file(base: Path, spec: FileSpec, cache: ChecksumCache, verify: bool, b
         elif spec.shards:
             _shard_problem(base, spec, matches, result)
         return result
-    for candidate in spec.paths:
-        path = base / candidate
-        if spec.holds and os.path.isdir(path):  # a folder of the content, or a link to one: judged as a folder
-            result.count = 1
-            _content(base, path, spec, boundary, result)
+    present = _present(base, spec)
+    if present is None:
+        result.status = "missing"
+        return result
+    candidate, path = present
+    if spec.holds and os.path.isdir(path):  # a folder of the content, or a link to one: judged as a folder
+        result.count = 1
+        _content(base, path, spec, boundary, result)
+        return result
+    result.found, result.count = [candidate], 1
+    problem = boundary.problem(path)
+    if problem is not None:
+        result.status, result.detail = "unusable", f"{path} {problem}"
+        return result
+    if spec.md5 and verify:
+        result.md5_actual = md5(path)
+        if result.md5_actual != spec.md5:
+            result.status = "corrupt"
             return result
-        if os.path.lexists(path):
-            result.found, result.count = [candidate], 1
-            problem = boundary.problem(path)
-            if problem is not None:
-                result.status, result.detail = "unusable", f"{path} {problem}"
-                return result
-            if spec.md5 and verify:
-                result.md5_actual = cache.md5(path)
-                if result.md5_actual != spec.md5:
-                    result.status = "corrupt"
-                    return result
-            if spec.npz:
-                problems = structure_problems(path, spec.npz)
-                if problems:
-                    result.status, result.detail = "corrupt", "; ".join(problems[:5])
-            elif path.suffix in ARCHIVES and (problem := archive_problem(path)):
-                result.status, result.detail = "corrupt", f"{path} {problem}"
-            return result
-    result.status = "missing"
+    if spec.npz:
+        problems = structure_problems(path, spec.npz)
+        if problems:
+            result.status, result.detail = "corrupt", "; ".join(problems[:5])
+    elif path.suffix in ARCHIVES and (problem := archive_problem(path)):
+        result.status, result.detail = "corrupt", f"{path} {problem}"
     return result
 
 
-def check_source(source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True) -> SourceCheck:
+def check_source(
+    source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True, threads: int = 1
+) -> SourceCheck:
+    """The check of one source's download. The MD5s it compares are read first, on up to `threads` threads
+    across files (ChecksumCache.md5_all; sizing/checkjobs.py says how many pay), then every spec is judged in
+    the registry's order: the same results, and report, on any number of threads."""
     base = layout.raw_dir(raw_root, source)
     if base.is_dir():
         boundary = Boundary(raw_root, base)
-        results = [check_file(base, spec, cache, verify, boundary) for spec in source.files]
+        hashed = [path for spec in source.files if (path := _hashed(base, spec, verify, boundary)) is not None]
+        digests = cache.md5_all(hashed, threads)
+
+        def md5(path: Path) -> str:  # a file that became usable since it was listed: read now
+            return digests[path] if path in digests else cache.md5(path)
+
+        results = [check_file(base, spec, md5, verify, boundary) for spec in source.files]
     else:
         results = [
             FileResult(s.id, s.label, "missing", expected_count=s.min_count, md5_expected=s.md5) for s in source.files
@@ -239,7 +274,10 @@ def fingerprint(source: Source, raw_root: Path) -> str:
     return digest.hexdigest()
 
 
-def check_all(registry: Registry, settings, source_ids, results_dir: Path | None) -> dict[str, SourceCheck]:
+def check_all(
+    registry: Registry, settings, source_ids, results_dir: Path | None, threads: dict[str, int] | None = None
+) -> dict[str, SourceCheck]:
+    """The check of each source, on the threads `threads` gives it (default one: check_source)."""
     checks = {}
     for source_id in source_ids:
         source = splits.checked_source(registry, settings, registry.source(source_id))
@@ -248,7 +286,8 @@ def check_all(registry: Registry, settings, source_ids, results_dir: Path | None
 
             fetch_open(source, settings.raw_root, bounds=limits(settings))
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)
-        checks[source_id] = check_source(source, settings.raw_root, cache, settings.verifies_checksums(source_id))
+        verify = settings.verifies_checksums(source_id)
+        checks[source_id] = check_source(source, settings.raw_root, cache, verify, (threads or {}).get(source_id, 1))
         cache.save()
     return checks
 

@@ -103,7 +103,8 @@ def shards_for(items: int, cost, threads: int = 1, speedup: float = 1.0, target:
 # and the fingerprints' jobs declare the runtime their paths predict instead (verifyjobs.py): theirs here is
 # the floor.
 RULES = {
-    "check_source": Resources(1, 1000, 60),  # reads (and hashes) one source's raw files
+    # reads (and hashes) one source's raw files: one thread a hashed file, up to checkjobs.py's cap (1 here: one file)
+    "check_source": Resources(1, 1000, 60),
     "plan": Resources(1, 1000, 10),
     "validate_shard": Resources(1, 1000, RUNTIME_FLOOR),  # opens the images of a slice of one subset's paths
     "validate_subset": Resources(1, 1000, RUNTIME_FLOOR),  # reads the subset's records with its shards' answers

@@ -8,7 +8,7 @@ rule check_source:
         "logs/check/{source}.log",
     conda:
         "../envs/preprocess.yaml"
-    threads: declared_threads("check_source")
+    threads: source_check_threads
     resources:
         mem_mb=declared_mem_mb("check_source"),
         runtime=declared_runtime("check_source"),

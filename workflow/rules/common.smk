@@ -12,6 +12,7 @@ from preprocess.pipeline.workflow import (
     RESULTS,
     build_targets,
     built_conversions,
+    check_threads,
     checked_sources,
     count_shards,
     job_group,
@@ -54,6 +55,11 @@ def check_report(source_id):
 
 def source_fingerprint(wildcards):
     return raw_fingerprint(SETTINGS, REGISTRY, wildcards.source)
+
+
+def source_check_threads(wildcards):
+    """A source's check job: one thread a download it hashes, up to what pays (sizing/checkjobs.py)."""
+    return check_threads(SETTINGS, REGISTRY, wildcards.source)
 
 
 def subset_of(wildcards):
