@@ -4,8 +4,11 @@ how much faster they make it (issue 42, item 4).
 A check reads the MD5 of every named download that lists one (preprocess/rawdata/rawcheck.py: MedMNIST's npz
 archives, one per flag), one file a thread at a time (ChecksumCache.md5_all). So a source with one such file
 keeps one core, and one with several holds up to the thread count benchmarks/stage_costs.py measured hashing as
-many files side by side (stage_costs.yaml `md5_parallel`: its speed-up from the disk, as the MD5 rate is), and
-only where that speed-up pays for the cores (resources.PAYS), as a conversion's threads do. The benchmark ran on
+many files side by side (stage_costs.yaml `md5_parallel`: its speed-up from the disk, as the MD5 rate is), only
+where that speed-up pays for the cores (resources.PAYS), as a conversion's threads do, and only where the files
+are on average as large as those it was measured on: a few megabytes hash in milliseconds, and a second core
+would be held through the job's start for nothing (MedMNIST at 28 and 64 px keeps one core, at 128 and 224 px
+two; a download whose size the registry does not give, one). The benchmark ran on
 a 2-core machine, where 2 threads is the most that can be measured: the cap is 2 until a larger machine
 measures more (benchmarks/stage_costs.py --md5-threads N --md5-parallel-only)."""
 
@@ -16,10 +19,26 @@ from preprocess.sizing.resources import PAYS
 from preprocess.sizing.verifyjobs import STAGE_COSTS, load
 
 
+def _figure() -> dict:
+    return load(STAGE_COSTS).get("md5_parallel") or {}
+
+
 def _measured() -> tuple[int, float]:
     """(threads, speed-up from the disk) of stage_costs.yaml's `md5_parallel`; (1, 1.0) when not measured."""
-    figure = load(STAGE_COSTS).get("md5_parallel") or {}
+    figure = _figure()
     return int(figure.get("threads", 1)), float(figure.get("speedup", 1.0))
+
+
+def md5_bytes(source) -> int:
+    """Bytes of the downloads of `source` that list an MD5, where the registry gives their size (npz archives:
+    their pixels at the chosen variant, an image size: MedMNIST's 28-224, MedSegBench's 128-512); 0 else."""
+    side = int(source.variant) if (source.variant or "").isdigit() else 0
+    total = 0
+    for spec in source.files:
+        if spec.md5 and spec.npz is not None and side:
+            pixels = side ** spec.npz.get("dims", 2) * spec.npz.get("channels", 1)
+            total += sum(spec.npz["counts"].values()) * pixels
+    return total
 
 
 def cap() -> int:
@@ -35,8 +54,12 @@ def hashed_files(source, verify: bool) -> int:
 
 
 def threads_for(source, verify: bool) -> int:
-    """A check job's threads: one a hashed file, up to the cap; one when it hashes at most one file."""
-    return max(1, min(hashed_files(source, verify), cap()))
+    """A check job's threads: one a hashed file, up to the cap, where its files are on average at least the
+    size the speed-up was measured at; one when it hashes at most one file or smaller ones."""
+    files = hashed_files(source, verify)
+    if files <= 1 or md5_bytes(source) / files < float(_figure().get("file_mb", 0)) * 1e6:
+        return 1
+    return min(files, cap())
 
 
 def source_threads(settings, registry, source_id: str) -> int:

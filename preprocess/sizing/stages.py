@@ -22,23 +22,11 @@ from preprocess.sizing.estimate import Estimate
 from preprocess.sizing.resources import RULES
 from preprocess.sizing.verifyjobs import STAGE_COSTS, STARTUP_SECONDS
 
-__all__ = ["STAGE_COSTS", "check_estimates", "estimate_stages", "md5_bytes", "subset_estimates"]
+__all__ = ["STAGE_COSTS", "check_estimates", "estimate_stages", "subset_estimates"]
 
 
 def load() -> dict:
     return verifyjobs.load(STAGE_COSTS)
-
-
-def md5_bytes(source) -> int:
-    """Bytes of the downloads of `source` that list an MD5 (npz archives: their pixels at the chosen variant, an
-    image size: MedMNIST's 28-224, MedSegBench's 128-512)."""
-    side = int(source.variant) if (source.variant or "").isdigit() else 0
-    total = 0
-    for spec in source.files:
-        if spec.md5 and spec.npz is not None and side:
-            pixels = side ** spec.npz.get("dims", 2) * spec.npz.get("channels", 1)
-            total += sum(spec.npz["counts"].values()) * pixels
-    return total
 
 
 def _job(
@@ -77,7 +65,7 @@ def check_estimates(settings, registry) -> list[Estimate]:
         verify = settings.verifies_checksums(source_id)
         files = sum(max(1, spec.min_count or 1) for spec in source.files)
         threads = checkjobs.source_threads(settings, registry, source_id)  # as the workflow's job declares
-        hashed = md5_bytes(source) if verify else 0
+        hashed = checkjobs.md5_bytes(source) if verify else 0
         rate = costs["md5_mb_per_s"] * checkjobs.speedup(threads)
         seconds = files * costs["presence_seconds_per_file"] + hashed / 1e6 / rate
         declared = RULES["check_source"]

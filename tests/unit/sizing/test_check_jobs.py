@@ -47,3 +47,14 @@ def test_without_checksums_the_check_is_a_presence_check_on_one_thread(tmp_path,
     (wall,) = check.job_seconds()
     assert wall == pytest.approx(STARTUP + 9 * PRESENCE, rel=1e-6)
     assert check.core_hours * 3600 == pytest.approx(wall, rel=1e-6)
+
+
+# MedMNIST's nine archives in bytes at each size (968,300 images of one channel's worth, as above): a second
+# thread where they hold on average at least the 512 MB a file the speed-up was measured on (stage_costs.yaml)
+@pytest.mark.parametrize(
+    ("size", "threads"),
+    [("28", 1), ("64", 1), ("128", 2), ("224", 2)],  # 84 MB, 441 MB, 1,763 MB and 5,398 MB a file
+)
+def test_a_second_hashing_thread_only_for_archives_as_large_as_those_measured(tmp_path, monkeypatch, size, threads):
+    check = _medmnist_check(tmp_path, monkeypatch, source_variants={"medmnist": size})
+    assert check.threads == threads
