@@ -226,10 +226,8 @@ def main() -> None:
         document = yaml.safe_load(OUT.read_text(encoding="utf-8"))
         with scratch(args.out) as folder:
             figure = parallel_figure(folder, args.md5_mb, args.md5_threads, args.repeats)
-        keys = list(document)
-        at = keys.index("md5_mb_per_s_cached") + 1 if "md5_parallel" not in document else keys.index("md5_parallel")
-        items = [(k, v) for k, v in document.items() if k != "md5_parallel"]
-        write(dict([*items[:at], ("md5_parallel", figure), *items[at:]]))
+        document["md5_parallel"] = figure  # in its place when there, else at the end
+        write(document)
         return
     with scratch(args.out) as folder:
         cold, warm = md5_rate(folder, args.md5_mb, args.repeats)
