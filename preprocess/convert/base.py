@@ -219,10 +219,12 @@ class _Guard:
         return exc is not None and self.ctx._judge(self.item, exc, self.problems)
 
 
-def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None) -> list:
-    """Plan, build this shard, write the manifest last (it doubles as the done-marker)."""
+def run_conversion(ctx: ConversionContext, module, manifest: Path | None = None, ours: Path | None = None) -> list:
+    """Plan, build this shard, write the manifest last (it doubles as the done-marker). `ours`: the folder that
+    receives this build's file of each file in place whose pixels differ (the results folder's layout.OURS;
+    None: none is kept). It is given, never derived from where the manifest is: a manifest may be named anywhere."""
     with _exclusive(ctx):
-        return _run_locked(ctx, module, manifest)
+        return _run_locked(ctx, module, manifest, ours)
 
 
 @contextlib.contextmanager
@@ -282,13 +284,13 @@ def _lock(path: Path, ctx: ConversionContext):
         handle.close()
 
 
-def _run_locked(ctx: ConversionContext, module, manifest: Path | None) -> list:
+def _run_locked(ctx: ConversionContext, module, manifest: Path | None, ours: Path | None) -> list:
     started = time.monotonic()
     # The registry, schemas and modules loaded so far live as long as the process. Frozen, the garbage
     # collector stops rescanning them when the rows that helpers send back set off a full collection (the
     # README's MedMNIST speed section has the cost); forked helpers also keep sharing their pages.
     gc.freeze()
-    set_ours_folder(None if manifest is None else layout.results_of_manifest(manifest) / layout.OURS)
+    set_ours_folder(ours)
     if manifest is not None:  # a killed run of this shard left a journal: its finished items are not redone
         ctx.journal = Journal(journal_path(Path(manifest)), fingerprint(ctx), ctx.settings.data_basedir, ctx.log)
     try:

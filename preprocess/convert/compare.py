@@ -23,15 +23,11 @@ def verdict(path: str, ours) -> str:
     """SAME, or `differs: ...`, comparing the decoded file at `path` with `ours` (an array, or the bytes of an
     image this build would write as they are)."""
     mine = ours if isinstance(ours, np.ndarray) else _decode(io.BytesIO(ours))
-    if mine is None:
+    if not isinstance(mine, np.ndarray):
         return f"{DIFFERS}: other bytes, and this build's file is not an image to compare by pixels"
-    try:
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
-            theirs = _decode(handle)
-    except OSError as exc:
-        return f"{DIFFERS}: the file in place cannot be read ({exc.strerror or exc})"
-    if theirs is None:
-        return f"{DIFFERS}: the file in place is not an image Pillow decodes"
+    theirs = read_in_place(path)
+    if not isinstance(theirs, np.ndarray):
+        return f"{DIFFERS}: the file in place {theirs}"
     if theirs.ndim == 3 and mine.ndim == 2 and _grey(theirs):
         theirs = theirs[..., 0]  # a grey image stored as RGB (or a grey palette) holds the same values
     if theirs.shape != mine.shape or theirs.dtype != mine.dtype:
@@ -44,16 +40,48 @@ def verdict(path: str, ours) -> str:
     return f"{DIFFERS}: {count} of {per_pixel.size} pixels, largest difference {int(gap.max())} ({_form(mine)})"
 
 
-def _decode(handle) -> np.ndarray | None:
-    from PIL import Image, UnidentifiedImageError
+def not_a_file(what: str, overwrite: bool) -> str:
+    """The verdict of an output whose name holds no regular file (`what`: a link and its target, a folder, a
+    FIFO...): nothing is read from it, nothing written over it, and the build goes on with its other files."""
+    if overwrite:  # only a folder is left in place under overwrite_existing: replacing it would lose what it holds
+        return f"{DIFFERS}: {what} in its place, which overwrite_existing never replaces: move it away"
+    return f"{DIFFERS}: {what} in its place, not a file: kept as it is, nothing read from it"
+
+
+def not_a_file_detail(judged: str) -> str:
+    """The manifest detail of such an output: no size or digest (nothing was read), then the verdict."""
+    return f"{UNREAD} {judged}"
+
+
+UNREAD = "-"  # the detail's first field where the thing in place was not read (a resumed job: is it still there)
+
+
+def read_in_place(path) -> np.ndarray | str:
+    """The pixels of the regular file at `path`, or why there are none ('is not an image Pillow decodes', ...).
+    Never follows a link and never waits on a FIFO: what stands in place is the release's, not ours to trust."""
+    from preprocess.formats.fsutil import open_regular
 
     try:
-        with Image.open(handle) as image:
+        with open_regular(path, follow_links=False) as handle:
+            return _decode(handle)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+
+
+def _decode(handle) -> np.ndarray | str:
+    from PIL import Image, UnidentifiedImageError
+
+    from preprocess.formats.imagecheck import BOMB, pixel_limit_errors
+
+    try:
+        with pixel_limit_errors(), Image.open(handle) as image:
             if image.mode == "P":
                 image = image.convert("RGBA" if "transparency" in image.info else "RGB")
             return np.asarray(image)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        return f"declares {BOMB}"
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
-        return None
+        return "is not an image Pillow decodes"
 
 
 def _grey(pixels: np.ndarray) -> bool:

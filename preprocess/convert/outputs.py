@@ -41,15 +41,17 @@ import numpy as np
 
 from preprocess.convert import compare
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
-from preprocess.formats.fsutil import atomic_write_bytes, file_digest, same_bytes
+from preprocess.formats.fsutil import atomic_write_bytes, file_digest, file_type, same_bytes
 from preprocess.formats.pngio import encode_png
 from preprocess.formats.rawroot import link_out, link_out_message
 
 Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 
 # Temporary names carry the tag of the job that writes them (set by the job that holds the shard's lock), so
-# a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress.
+# a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress:
+# `.<name>.medheb-<tag>.part`, hidden and marked as the pipeline's, so that no file of anyone else's matches.
 _PART = {"tag": None}
+PART_MARK = "medheb-"
 # Where this build's own file goes when a file in place differs from it (layout.OURS of the job's results
 # folder; None: nowhere), for the report to show both: set by the job, like the tag.
 _OURS = {"folder": None}
@@ -73,16 +75,30 @@ def set_part_tag(tag: str) -> None:
 
 
 def part_suffix() -> str:
-    return f".{_PART['tag'] or os.getpid()}.part"
+    return f".{PART_MARK}{_PART['tag'] or os.getpid()}.part"
 
 
 def remove_parts(folder: Path, tag: str) -> list[Path]:
-    """Delete the temporary files that a killed run of the job `tag` left under `folder`; return them."""
-    suffix = f".{tag}.part"
-    found = [Path(root, name) for root, _, names in os.walk(folder) for name in names if name.endswith(suffix)]
+    """Delete the temporary files that a killed run of the job `tag` left under `folder`; return them. Only
+    regular files named as this job names its own (`.<name>.medheb-<tag>.part`): a user's `x.<tag>.part`, a
+    link or a folder of that name, another job's temporaries are never touched."""
+    found = []
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if is_part_name(name, tag) and stat.S_ISREG(os.lstat(os.path.join(root, name)).st_mode):
+                found.append(Path(root, name))
     for path in found:
         path.unlink(missing_ok=True)
     return found
+
+
+def is_part_name(name: str, tag: str | None = None) -> bool:
+    """Is `name` a temporary name a conversion job writes (of the job `tag`; None: of any job)?"""
+    if not (name.startswith(".") and name.endswith(".part")):
+        return False
+    stem = name[1 : -len(".part")]
+    mark = stem.rfind(f".{PART_MARK}")
+    return mark > 0 and (tag is None or stem[mark + 1 + len(PART_MARK) :] == tag)
 
 
 @dataclass(slots=True)
@@ -168,9 +184,25 @@ def ready_folder(folder: str, data_basedir: Path | str, make: bool = True) -> No
     if make:
         try:
             os.makedirs(folder, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise OutputConflictError(_not_a_folder(folder)) from None
         except OSError as exc:
             raise write_error(folder, exc) from None
         _remember(_READY, folder, base)
+
+
+def _not_a_folder(folder: str) -> str:
+    """What stands in the way of making `folder`: the first name on its way that is there but is no folder."""
+    blocking = Path(folder)
+    for above in [blocking, *blocking.parents]:
+        if os.path.lexists(above) and not os.path.isdir(above):
+            blocking = above
+            break
+    what = in_place(blocking, os.lstat(blocking)) if os.path.lexists(blocking) else "something"
+    return (
+        f"{blocking} is {what} where a folder of this build belongs ({folder}); the pipeline never removes it: "
+        "move it away, then run again"
+    )
 
 
 def _remember(folders: dict[str, str], folder: str, base: str) -> None:
@@ -210,6 +242,8 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
         judged = compare.verdict(path, pixels if pixels is not None else data)
         _keep_ours(relative, judged, data)
         return relative, compare.KEPT, compare.kept_detail(path, judged)
+    if isinstance(held, NotAFile):
+        return _kept_unread(relative, held, data)
     tmp = f"{folder}/.{name}{part_suffix()}"
     try:
         try:
@@ -239,28 +273,55 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
 OTHER_FILE = "other file"  # _holds: a regular file with other bytes, to compare and keep
 
 
+@dataclass(frozen=True, slots=True)
+class NotAFile:
+    """_holds: no regular file at an output's name but something else (`what`: a link and its target, a folder,
+    a FIFO...), kept as it is and reported as the manifest's row of that output: one such name (the release's
+    damaged file, say) never stops the job nor the run, the validation names it and the run fails at its end."""
+
+    what: str
+    overwrite: bool
+
+
 def _holds(path: str, data: bytes, overwrite: bool):
     """Does the file at path hold exactly data (True)? Absent: False. A regular file with other bytes:
-    OTHER_FILE, or False under overwrite (it is replaced, saying so). A link or anything else: refused unless
-    overwrite (a link is replaced, never written through)."""
+    OTHER_FILE, or False under overwrite (it is replaced, saying so). Anything else: NotAFile, or False under
+    overwrite when it is not a folder (a link is replaced, never written through)."""
     if not os.access(path, os.F_OK, follow_symlinks=False):  # the common case, a fresh name, without the
         return False  # cost of a raised exception
     try:
         info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            _refuse_unless(overwrite, path, f"a link to {os.readlink(path)} in its place (not a file)")
-            return False
-        if stat.S_ISREG(info.st_mode):
-            if info.st_size == len(data) and _read_bytes(path) == data:
-                return True
-            if not overwrite:
-                return OTHER_FILE
     except FileNotFoundError:
         return False
-    except IsADirectoryError:
-        pass
-    _refuse_unless(overwrite, path, "other content")
-    return False
+    if stat.S_ISREG(info.st_mode):
+        if info.st_size == len(data) and _read_bytes(path) == data:
+            return True
+        if not overwrite:
+            return OTHER_FILE
+        _replacing(path, "other content")
+        return False
+    return _not_a_file(path, info, overwrite)
+
+
+def _not_a_file(path, info: os.stat_result, overwrite: bool) -> NotAFile | bool:
+    what = in_place(path, info)
+    if overwrite and not stat.S_ISDIR(info.st_mode):
+        _replacing(path, what)
+        return False
+    return NotAFile(what, overwrite)
+
+
+def in_place(path, info: os.stat_result) -> str:
+    """What stands at an output's name that is not a regular file, in words (a link says where it points)."""
+    if stat.S_ISLNK(info.st_mode):
+        return f"a symbolic link to {os.readlink(path)}"
+    return file_type(info.st_mode)
+
+
+def _kept_unread(relative: str, held: NotAFile, ours: bytes) -> Row:
+    judged = compare.not_a_file(held.what, held.overwrite)
+    _keep_ours(relative, judged, ours)
+    return relative, compare.KEPT, compare.not_a_file_detail(judged)
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -279,13 +340,8 @@ def write_error(path, exc: OSError) -> OutputWriteError:
     return OutputWriteError(f"cannot write {path} ({exc.strerror or exc}); {advice} (finished files are kept)")
 
 
-def _refuse_unless(overwrite: bool, path, what: str) -> None:
-    if not overwrite:
-        raise OutputConflictError(
-            f"{path} already exists with {what}; the pipeline does not overwrite it. "
-            "Move it away, or set overwrite_existing: true to replace it"
-        )
-    print(f"replacing {path}: it held other content (overwrite_existing: true)")
+def _replacing(path, what: str) -> None:
+    print(f"replacing {path}: it held {what} (overwrite_existing: true)")
 
 
 def _read_bytes(path: str) -> bytes:
@@ -299,15 +355,23 @@ def place_file(output: HardLink, data_basedir: Path, overwrite: bool) -> Row:
     relative = _relative(target, data_basedir)
     folder = os.path.dirname(target)
     ready_folder(folder, data_basedir, make=False)  # before anything is looked at through it
-    if target.exists() or target.is_symlink():
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        held = _not_a_file(target, info, overwrite)
+        if held:
+            return _kept_unread(relative, held, source.read_bytes())
+    elif info is not None:
         if _holds_same_file(target, source):
             return relative, "file", output.detail or _detail(target)
-        if not overwrite and target.is_file() and not target.is_symlink():  # compared and kept
+        if not overwrite:  # compared and kept
             ours = source.read_bytes()
             judged = compare.verdict(os.fspath(target), ours)
             _keep_ours(relative, judged, ours)
             return relative, compare.KEPT, compare.kept_detail(os.fspath(target), judged)
-        _refuse_unless(overwrite, target, f"other content than {source}")
+        _replacing(target, "other content")
     # The detail from the source, before anything is linked: a raw file that cannot be read is the item's bad
     # input (named by its own path), and leaves no link behind in DATA_BASEDIR.
     detail = output.detail or _detail(source)

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from preprocess.convert.outputs import is_part_name
 from preprocess.formats import tables
 from preprocess.pipeline import steps
 from preprocess.pipeline.validation import from_release, validate_files
@@ -67,12 +68,11 @@ def print_status(settings, registry, results: Path | None, as_json: bool = False
 
 
 def _part_files(data_basedir: Path) -> list[Path]:
-    """The temporary files (`*.part`) under DATA_BASEDIR: a write was cut between its data and its rename."""
+    """The conversions' temporary files under DATA_BASEDIR (convert/outputs.is_part_name): a write was cut
+    between its data and its rename. Another tool's `*.part` is not one, and is not listed."""
     if not data_basedir.is_dir():
         return []
-    return sorted(
-        Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if name.endswith(".part")
-    )
+    return sorted(Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if is_part_name(name))
 
 
 def _train_status(reports, wanted: bool) -> tuple[str, int, int]:

@@ -112,7 +112,8 @@ class Build:
             ctx = ConversionContext(
                 self.registry, self.settings, chosen, one, shard, shards, workers=workers, progress_bar=progress_bar
             )
-            written += run_conversion(ctx, kind_module(self.registry.kinds[one.kind]), target)
+            ours = None if self.results is None else self.results / layout.OURS
+            written += run_conversion(ctx, kind_module(self.registry.kinds[one.kind]), target, ours)
         return written
 
     def _require_raw(self, subset, named: list, checks: dict | None) -> None:

@@ -32,11 +32,6 @@ SUBSET_FINGERPRINTS = "attest/{group}/{folder}.tsv"  # one subset's, of which th
 ATTEST_SHARD = "attest/shards/{group}/{folder}/{shard}-of-{shards}.tsv"  # a slice of them, merged into that
 
 
-def results_of_manifest(manifest: Path) -> Path:
-    """The results folder of a shard manifest (SHARD_MANIFEST's folders above it)."""
-    return Path(manifest).parents[SHARD_MANIFEST.count("/")]
-
-
 def raw_dir(raw_root: Path, source: Source) -> Path:
     return raw_root / source.raw_dir
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from preprocess.convert.compare import SAME
+from preprocess.convert.compare import SAME, read_in_place
 from preprocess.formats.pngio import encode_png
 
 LIMIT = 50  # files shown; compared.tsv lists every one
@@ -51,13 +51,9 @@ def _row(entry: dict, data_basedir: Path, ours_folder: Path) -> str:
 
 
 def _pixels(path: Path) -> np.ndarray | None:
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as image:
-            return np.asarray(image.convert("RGB") if image.mode == "P" else image)
-    except (OSError, UnidentifiedImageError, ValueError):
-        return None
+    """The decoded image, as the comparison decoded it (a link, a FIFO or a bomb in place: none to show)."""
+    pixels = read_in_place(path)
+    return pixels if isinstance(pixels, np.ndarray) else None
 
 
 def _difference(theirs: np.ndarray | None, ours: np.ndarray | None) -> np.ndarray | None:

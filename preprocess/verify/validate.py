@@ -5,12 +5,13 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from preprocess.errors import UnsafePathError
 from preprocess.formats import releasefile
-from preprocess.formats.fsutil import PATH_MAX, clipped, is_within, safe_relative
+from preprocess.formats.fsutil import PATH_MAX, clipped, file_type, is_within, safe_relative
 from preprocess.formats.imagecheck import image_problem
 from preprocess.formats.rawroot import link_out
 from preprocess.registry import layout
@@ -130,8 +131,9 @@ class PathChecker:
             return UNSAFE, f"resolves to {real}, outside the image root and its allowed link targets{self.outside_hint}"
         if not real.exists():
             return MISSING, f"broken link to {real}"
-        if not real.is_file():
-            return UNREADABLE, "not a regular file"
+        mode = os.stat(real).st_mode
+        if not stat.S_ISREG(mode):
+            return UNREADABLE, f"{file_type(mode)}, not a regular file"
         reason = image_problem(real, self.decode)
         return (UNREADABLE, reason) if reason else None
 

@@ -223,7 +223,7 @@ def plant_stale_part(p):
     """A .part file of this job's tag, left by a kill between write and rename; its lock file says done."""
     folder = p.data / "2D_Images/APTOS"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "test_images.png.image_folder-0of1.part").write_bytes(b"half a file")
+    (folder / ".test_images.png.medheb-image_folder-0of1.part").write_bytes(b"half a file")
     locks = p.data / ".medheb-locks"
     locks.mkdir(parents=True, exist_ok=True)
     (locks / "2D_Task__APTOS__image_folder.0-of-1.lock").write_text("done\n")
@@ -458,7 +458,8 @@ CLI_CASES = {
         "2D_Task/APTOS",
         {},
         0,
-        r"removed 1 temporary files an interrupted run left, e.g. \S+test_images.png.image_folder-0of1.part",
+        r"removed 1 temporary files an interrupted run left, e.g. "
+        r"\S+/\.test_images\.png\.medheb-image_folder-0of1\.part",
     ),
 }
 

@@ -109,7 +109,7 @@ def test_a_rule_bad_input_message_goes_to_its_log_and_the_terminal(tmp_path, dem
 
 
 def test_status_lists_part_files_left_under_data_basedir(tmp_path, demo, capsys, outside_checkout):
-    left = demo / "DATA_BASEDIR" / "2D_Images" / "APTOS" / "a.png.image_folder-0of1.part"
+    left = demo / "DATA_BASEDIR" / "2D_Images" / "APTOS" / ".a.png.medheb-image_folder-0of1.part"
     left.parent.mkdir(parents=True, exist_ok=True)
     left.write_bytes(b"half")
     config = str(demo_config_file(demo, tmp_path / "demo.json"))

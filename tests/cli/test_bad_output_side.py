@@ -155,7 +155,7 @@ def test_a_kill_between_write_and_rename_leaves_a_part_the_next_run_removes(plan
     assert done.returncode == -9, done.stderr
     images = planted.data / "2D_Images" / "APTOS" / "train_images"
     left = [p.name for p in images.iterdir() if p.name.endswith(".part")]
-    assert len(left) == 1 and left[0].endswith(".image_folder-0of1.part"), os.listdir(images)
+    assert len(left) == 1 and left[0].endswith(".medheb-image_folder-0of1.part"), os.listdir(images)
     code, text = planted.convert("2D_Task/APTOS")
     assert code == 0 and f"removed 1 temporary files an interrupted run left, e.g. {images / left[0]}" in text, text
     assert not list(planted.data.rglob("*.part"))
@@ -164,7 +164,7 @@ def test_a_kill_between_write_and_rename_leaves_a_part_the_next_run_removes(plan
     with contextlib.redirect_stdout(out):
         cli.main(status)
     assert json.loads(out.getvalue())["part_files"] == []
-    foreign = planted.data / "2D_Images" / "ISIC-2019" / ".ISIC_0034321.jpg.image_folder-1of2.part"
+    foreign = planted.data / "2D_Images" / "ISIC-2019" / ".ISIC_0034321.jpg.medheb-image_folder-1of2.part"
     foreign.parent.mkdir(parents=True)
     foreign.write_bytes(b"half")
     assert planted.convert("2D_Task/APTOS")[0] == 0 and foreign.exists()  # not APTOS's: left alone
@@ -225,8 +225,8 @@ def test_validate_reports_each_bad_file_as_a_row_and_finishes_the_table(planted)
     shown = "2D_Task/APTOS/APTOS_test.json"
     for row in (
         rf"{shown}: record {good}, qry_img_path: unreadable: 'bomb.bmp' refused: .*decompression bomb",
-        rf"{shown}: record {good + 1}, qry_img_path: unreadable: 'fifo.png' not a regular file",
-        rf"{shown}: record {good + 2}, qry_img_path: unreadable: 'folder.png' not a regular file",
+        rf"{shown}: record {good + 1}, qry_img_path: unreadable: 'fifo.png' a FIFO \(named pipe\), not a regular file",
+        rf"{shown}: record {good + 2}, qry_img_path: unreadable: 'folder.png' a folder, not a regular file",
         rf"{shown}: record {good + 3}, qry_img_path: unsafe: 'sub\\\\a.png' image path: .* holds a backslash",
         r"2D_Task/APTOS/deep.json: file, <file>: bad_record: '' cannot read task file: .*nested too deep",
     ):

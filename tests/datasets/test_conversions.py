@@ -137,8 +137,8 @@ def test_raw_root_is_not_written(settings, demo, tmp_path):
 def test_a_rerun_after_a_kill_removes_its_own_leftover_temporary_files(settings, demo, capsys):
     root = demo / "DATA_BASEDIR" / "2D_Images" / "APTOS" / "train_images"
     root.mkdir(parents=True)
-    own = root / ".000c1434d8d7.png.image_folder-0of1.part"  # what a killed run of this job left
-    other = root / ".0024cdab0c1e.png.image_folder-1of2.part"  # another shard's file in progress
+    own = root / ".000c1434d8d7.png.medheb-image_folder-0of1.part"  # what a killed run of this job left
+    other = root / ".0024cdab0c1e.png.medheb-image_folder-1of2.part"  # another shard's file in progress
     own.write_bytes(b"half")
     other.write_bytes(b"half")
     locks = demo / "DATA_BASEDIR" / ".medheb-locks"

@@ -340,11 +340,12 @@ def test_a_failing_worker_stops_the_job_with_the_file_named(tmp_path):
     settings, arrays = _settings(tmp_path, {"bloodmnist": (3, 1)}, counts=(1, 1, 700))
     label = int(arrays["bloodmnist"]["test_labels"][500][0])
     folder = tmp_path / "DATA" / "2D_Images" / "BloodMNIST" / "output_images" / "test"
-    clash = folder / _labels(settings.registry(), "bloodmnist")[label] / "test_000500.png"
-    clash.mkdir(parents=True)  # a folder where the image belongs: refused, in whichever worker meets it
-    with pytest.raises(OutputConflictError, match=re.escape(str(clash)) + " already exists with other content"):
+    clash = folder / _labels(settings.registry(), "bloodmnist")[label]
+    clash.parent.mkdir(parents=True)
+    clash.write_bytes(b"a user's file")  # a file where the class folder belongs: refused, in whichever worker meets it
+    with pytest.raises(OutputConflictError, match=re.escape(f"{clash} is a regular file where a folder")):
         _build(settings, "BloodMNIST", workers=3)
-    assert clash.is_dir()
+    assert clash.read_bytes() == b"a user's file"
     assert multiprocessing.active_children() == []
 
 

@@ -1,10 +1,12 @@
 """The one writer of output bytes keeps a file that already holds them, keeps (and compares) a file with
-other bytes unless told to replace it, refuses a folder or a link in its place, and leaves no temporary file."""
+other bytes unless told to replace it, keeps a folder, a link or a FIFO in its place unread and reports it as
+that output's row (the job goes on), and leaves no temporary file."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -59,12 +61,49 @@ def test_other_content_is_kept_and_compared_unless_overwrite(base, capsys):
     assert not _leftovers(base)
 
 
-def test_a_folder_where_the_file_belongs_is_refused(base):
+def test_a_folder_where_the_file_belongs_is_kept_and_reported_even_under_overwrite(base, capsys):
     target = base / "2D_Images/X/1.png"
-    target.mkdir(parents=True)
-    with pytest.raises(OutputConflictError, match="already exists with other content"):
-        write_bytes(target, PNG, base, overwrite=False)
-    assert target.is_dir() and not _leftovers(base)
+    (target / "inside").mkdir(parents=True)
+    row = write_bytes(target, PNG, base, overwrite=False)
+    verdict = "differs: a folder in its place, not a file: kept as it is, nothing read from it"
+    assert row == ("2D_Images/X/1.png", "kept", f"- {verdict}")
+    row = write_bytes(target, PNG, base, overwrite=True)  # replacing it would lose what it holds (issue 53, 12)
+    verdict = "differs: a folder in its place, which overwrite_existing never replaces: move it away"
+    assert row == ("2D_Images/X/1.png", "kept", f"- {verdict}")
+    assert (target / "inside").is_dir() and not _leftovers(base)
+    assert "check the disk" not in capsys.readouterr().out
+
+
+def test_a_fifo_or_socket_in_place_is_named_as_such_never_opened(base):
+    import socket
+
+    folder = base / "2D_Images/X"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "1.png")  # an open for reading would wait on it forever
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(folder / "2.png"))
+    try:
+        rows = [write_bytes(folder / name, PNG, base, overwrite=False) for name in ("1.png", "2.png")]
+    finally:
+        listener.close()
+    tail = "in its place, not a file: kept as it is, nothing read from it"
+    assert rows == [
+        ("2D_Images/X/1.png", "kept", f"- differs: a FIFO (named pipe) {tail}"),
+        ("2D_Images/X/2.png", "kept", f"- differs: a socket {tail}"),
+    ]
+    assert not _leftovers(base)
+
+
+def test_a_file_where_a_folder_belongs_stops_the_job_naming_it(base):
+    (base / "2D_Images").mkdir(parents=True)
+    (base / "2D_Images/X").write_bytes(b"a user's file")
+    message = (
+        f"{base}/2D_Images/X is a regular file where a folder of this build belongs ({base}/2D_Images/X/a); "
+        "the pipeline never removes it: move it away, then run again"
+    )
+    with pytest.raises(OutputConflictError, match=f"^{re.escape(message)}$"):
+        write_bytes(base / "2D_Images/X/a/1.png", PNG, base, overwrite=False)
+    assert (base / "2D_Images/X").read_bytes() == b"a user's file"
 
 
 # --- nothing is written through a folder link out of DATA_BASEDIR (issue 36, item 2) -----------------------------
@@ -138,14 +177,18 @@ def test_a_link_farm_may_link_out_but_nothing_is_written_through_its_links(base,
     assert _state(outside) == before
 
 
-def test_a_link_at_an_output_name_is_refused_and_replaced_never_written_through(base, outside):
+def test_a_link_at_an_output_name_is_kept_unread_and_replaced_never_written_through(base, outside, capsys):
     target = base / "2D_Images/X/kept.jpg"
     target.parent.mkdir(parents=True)
     target.symlink_to(outside / "kept.jpg")
     before = _state(outside)
-    with pytest.raises(OutputConflictError, match=r"kept.jpg already exists with a link to .*overwrite_existing"):
-        write_bytes(target, b"raw bytes", base, overwrite=False)  # even with the bytes the link leads to
+    row = write_bytes(target, b"raw bytes", base, overwrite=False)  # even with the bytes the link leads to
+    verdict = f"differs: a symbolic link to {outside / 'kept.jpg'} in its place, not a file: kept as it is"
+    assert row == ("2D_Images/X/kept.jpg", "kept", f"- {verdict}, nothing read from it")
+    assert target.is_symlink()
     write_bytes(target, PNG, base, overwrite=True)
+    said = f"replacing {target}: it held a symbolic link to {outside / 'kept.jpg'} (overwrite_existing: true)"
+    assert said in capsys.readouterr().out
     assert not target.is_symlink() and target.read_bytes() == PNG
     assert _state(outside) == before
 

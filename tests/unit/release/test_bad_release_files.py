@@ -144,7 +144,7 @@ CASES = {
     ),
     "validate: a FIFO in place of an image": (
         case_validate_fifo,
-        lambda r: (r.unreadable, r.ok, r.failures[0].reason) == (1, 1, "not a regular file"),
+        lambda r: (r.unreadable, r.ok, r.failures[0].reason) == (1, 1, "a FIFO (named pipe), not a regular file"),
     ),
     "validate: an image it may not read": (
         case_validate_permission_denied,

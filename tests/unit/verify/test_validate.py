@@ -66,7 +66,7 @@ def _failures(tree, records):
         ("truncated.png", "unreadable", "truncated PNG"),
         ("truncated.jpg", "unreadable", "truncated JPEG"),
         ("notimage.png", "unreadable", "not a readable image"),
-        ("folder.png", "unreadable", "not a regular file"),
+        ("folder.png", "unreadable", "a folder, not a regular file"),
         ("../../../outside.png", "unsafe", "climbs out of its folder"),
         ("/etc/passwd", "unsafe", "absolute path"),
         ("escape.png", "unsafe", "outside the image root"),
