@@ -1,6 +1,7 @@
-"""Command-line numbers and names out of bounds (issue 53, cases 9 and 14), through the command a user types:
-`--cores 0`, `--workers -2`, `--window 40 nan`, a subset name of a million characters. Each ends with exit 2
-and a short message naming the option or quoting the name by its start; none with a traceback or "unexpected"."""
+"""Command-line numbers and names out of bounds, and a huge file in an extra registry folder (issue 53, cases
+8, 9 and 14), through the command a user types: `--cores 0`, `--workers -2`, `--window 40 nan`, a subset name
+of a million characters. Each ends with exit 2 and a short message naming the option or quoting the name by its
+start; none with a traceback or "unexpected". The demo's fingerprint of an extra folder reads none of its files."""
 
 from __future__ import annotations
 
@@ -30,6 +31,45 @@ def _refused(done: subprocess.CompletedProcess) -> str:
     assert "Traceback" not in done.stderr and "unexpected" not in done.stderr, done.stderr[-2000:]
     assert done.stdout == "", done.stdout[-2000:]  # stopped before printing anything
     return done.stderr
+
+
+def _folder(tmp_path: Path, name: str, text: str) -> Path:
+    folder = tmp_path / "extra"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+# --- case 8: the demo's fingerprint of an extra folder ------------------------------------------------------
+
+
+def test_the_demo_fingerprint_of_an_extra_folder_reads_none_of_its_files(tmp_path, monkeypatch):
+    from preprocess import demo
+
+    folder = _folder(tmp_path, "sources.yaml", "sources: {}\n")
+    big = folder / "demo" / "raw" / "huge.bin"
+    big.parent.mkdir(parents=True)
+    with big.open("wb") as handle:
+        handle.truncate(3 << 30)  # 3 GiB, sparse: no disk taken
+    monkeypatch.setenv(EXTRA_REGISTRY_ENV, str(folder))
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(path):
+        assert folder not in path.parents, f"{path} was read to fingerprint it"
+        return real_read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    first = demo.fingerprint()
+    assert demo.fingerprint() == first
+    os.utime(big, ns=(1, 1))
+    touched = demo.fingerprint()
+    assert touched != first
+    with big.open("r+b") as handle:
+        handle.truncate(3 << 30 | 1)
+    os.utime(big, ns=(1, 1))
+    assert demo.fingerprint() not in (first, touched)  # the size alone changed
+    (folder / "demo" / "raw" / "more.bin").write_bytes(b"")
+    assert demo.fingerprint() != touched
 
 
 # --- case 9: numbers on the command line ------------------------------------------------------------------
