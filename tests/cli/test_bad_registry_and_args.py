@@ -1,28 +1,34 @@
-"""Command-line numbers and names out of bounds, and a huge file in an extra registry folder (issue 53, cases
-8, 9 and 14), through the command a user types: `--cores 0`, `--workers -2`, `--window 40 nan`, a subset name
-of a million characters. Each ends with exit 2 and a short message naming the option or quoting the name by its
-start; none with a traceback or "unexpected". The demo's fingerprint of an extra folder reads none of its files."""
+"""Hostile registry folders and command-line numbers (issue 53, cases 6-9 and 14), through the command a user
+types: an extra registry folder whose files hold the wrong types or a YAML "billion laughs", a huge file in an
+extra folder, `--cores 0`, a subset name of a million characters. Each ends with exit 2 and a short message
+naming the file or the option and what to give instead; none with a traceback or "unexpected"."""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, demo_values
-from preprocess.registry.loader import EXTRA_REGISTRY_ENV
+from preprocess.errors import RegistryError
+from preprocess.registry.loader import EXTRA_REGISTRY_ENV, check_schema, load_registry
 
 BASE_ENV = {k: v for k, v in os.environ.items() if k != EXTRA_REGISTRY_ENV} | {"PYTHONPATH": str(REPO)}
 
 
-def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:
-    """The CLI in `cwd` (no config.yaml there), without extra registry folders."""
+def _cli(*args, cwd: Path, extra: Path | None = None, memory: int | None = None) -> subprocess.CompletedProcess:
+    """The CLI in `cwd` (no config.yaml there), with `extra` as the extra registry folder and at most `memory`
+    bytes of address space (a command that would take gigabytes stops with MemoryError, soon)."""
+    env = BASE_ENV | ({EXTRA_REGISTRY_ENV: str(extra)} if extra else {})
+    limit = None if memory is None else (lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)))
     command = [sys.executable, "-m", "preprocess", *map(str, args)]
-    return subprocess.run(command, cwd=cwd, env=BASE_ENV, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit)
 
 
 def _refused(done: subprocess.CompletedProcess) -> str:
@@ -38,6 +44,117 @@ def _folder(tmp_path: Path, name: str, text: str) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+# --- case 6: an extra folder's files of the wrong type ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "sources.yaml",
+            "sources: [1, 2]\n",
+            "sources.yaml: 'sources' is a list; it must be a mapping of source ids, each to its entry "
+            "(name: ..., homepage: ..., files: ...) (preprocess/datasets/README.md)",
+        ),
+        (
+            "subsets.yaml",
+            "subsets: {a: 1}\n",
+            "subsets.yaml: 'subsets' is a mapping; it must be a list of subset entries, each a mapping "
+            "(- group: ..., folder: ..., tasks: ...) (preprocess/datasets/README.md)",
+        ),
+        ("subsets.yaml", "subsets: [1]\n", "subsets.yaml: entry 1 of 'subsets' is a number; 'subsets' must be a list"),
+        ("sources.yaml", "sources: {x: 5}\n", "sources.yaml: source 'x' of 'sources' is a number; 'sources' must be"),
+        (
+            "sources.yaml",
+            "[1, 2]\n",
+            "sources.yaml holds a list at its top, where a mapping of keys (key: value) belongs",
+        ),
+        ("sources.yaml", "sources: {x: {name: 5}}\n", "sources.yaml does not match registry.schema.yaml:\n"),
+    ],
+)
+@pytest.mark.parametrize("command", [("list",), ("info", "APTOS")])
+def test_an_extra_folder_file_of_the_wrong_type_is_named(tmp_path, name, text, message, command):
+    folder = _folder(tmp_path, name, text)
+    stderr = _refused(_cli(*command, cwd=tmp_path, extra=folder))
+    assert f"error: {folder / name}" in stderr
+    assert message in stderr
+
+
+def test_a_schema_error_of_an_extra_folder_names_its_file_and_its_place(tmp_path):
+    folder = _folder(tmp_path, "sources.yaml", "sources: {x: {name: 5}}\n")
+    stderr = _refused(_cli("list", cwd=tmp_path, extra=folder))
+    assert stderr.startswith(f"error: {folder / 'sources.yaml'} does not match registry.schema.yaml:\n")
+    assert "  at sources/x/name: 5 is not of type 'string'" in stderr
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"sources": [1]}, "'sources' is a list; it must be a mapping like {aptos2019: {files: [...]}}"),
+        (
+            {"subsets": ["2D_Task/APTOS"]},
+            "'subsets' is a list; it must be a mapping like {2D_Task/APTOS: {fingerprint:",
+        ),
+        ({"sources": {"aptos2019": 5}}, "only 'files' can be overridden (source 'aptos2019')"),
+    ],
+)
+def test_an_override_file_of_the_wrong_type_is_named(tmp_path, document, message):
+    path = tmp_path / "overrides.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    with pytest.raises(RegistryError) as raised:
+        load_registry(path, extras=False)
+    assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
+
+
+# --- case 7: a "billion laughs" -----------------------------------------------------------------------------
+
+
+def _laughs(levels: int) -> str:
+    """YAML of `levels` lists of nine aliases of the one before: 9**levels strings under `name`."""
+    lines = ['l0: &l0 "lol"']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels + 1)]
+    return "\n".join([*lines, f"sources: {{laughs: {{name: *l{levels}}}}}", ""])
+
+
+@pytest.mark.parametrize("levels", [8, 9])
+def test_a_billion_laughs_in_an_extra_folder_is_refused_naming_the_file(tmp_path, levels):
+    folder = _folder(tmp_path, "sources.yaml", _laughs(levels))
+    stderr = _refused(_cli("list", cwd=tmp_path, extra=folder, memory=1 << 30))
+    assert stderr == (
+        f"error: cannot read registry file {folder / 'sources.yaml'}: its aliases (*name) repeat more than "
+        '1,000,000 values and characters (aliases of aliases: a "billion laughs"); write the repeated values out, '
+        "or repeat less\n"
+    )
+
+
+def test_an_alias_inside_the_value_it_names_is_refused(tmp_path):
+    folder = _folder(tmp_path, "sources.yaml", "sources: &s {x: *s}\n")
+    stderr = _refused(_cli("list", cwd=tmp_path, extra=folder))
+    assert f"{folder / 'sources.yaml'}: an alias (*name) inside the value it names, at line 1" in stderr
+
+
+def test_the_shipped_registry_with_its_anchors_loads():
+    labels = load_registry(extras=False).subset("2D_Task/OrganCMNIST").conversions[0].params["labels"]
+    assert len(labels) == 11  # medmnist's subsets.yaml gives them as an alias of an anchor
+
+
+class _NoWholeRepr(list):
+    def __repr__(self) -> str:
+        raise AssertionError("the whole value's repr was built")
+
+
+def test_a_schema_message_quotes_a_huge_value_by_its_start():
+    level = ["lol"] * 9
+    for _ in range(8):  # 9**9 strings, shared: cheap to make, not to quote
+        level = [level] * 9
+    document = {"sources": {"laughs": {"name": _NoWholeRepr(level)}}}
+    with pytest.raises(RegistryError) as raised:
+        check_schema(document, "registry.schema.yaml", "a test document")
+    line = next(line for line in str(raised.value).splitlines() if "sources/laughs/name" in line)
+    assert line.startswith("  at sources/laughs/name: [[[[[[[[['lol', 'lol', ")
+    assert "'lol', ... of 9], ... of 9]" in line and len(line) <= len("  at sources/laughs/name: ") + 300
 
 
 # --- case 8: the demo's fingerprint of an extra folder ------------------------------------------------------
