@@ -32,6 +32,19 @@ class UnsafePathError(PreprocessError):
     """A path from a JSON, CSV or archive points outside the folder it must stay in."""
 
 
+QUOTED_CHARACTERS = 80  # of a name the user gave, quoted in a message: a name is a few dozen characters
+
+
+def quoted(value, most: int = QUOTED_CHARACTERS) -> str:
+    """The repr of a value the user gave (a subset name, a config key), cut to its first `most` characters
+    with its length said: a message quotes a name of a million characters by its start, on one short line."""
+    if not isinstance(value, str):
+        return repr(value)  # a number or a boolean (a YAML key): short
+    if len(value) <= most:
+        return repr(value)
+    return f"{value[:most]!r}... ({len(value):,} characters)"
+
+
 def did_you_mean(name: str, candidates) -> str:
     """A ' (did you mean ...?)' hint, or an empty string."""
     import difflib

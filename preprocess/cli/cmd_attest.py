@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from preprocess.cli.options import data_options, output, settings
+from preprocess.cli.options import at_least_zero, data_options, output, positive, settings
 from preprocess.errors import PreprocessError
 
 HELP = "pixel fingerprints of the built tree, or --compare them with another's"
@@ -25,8 +25,8 @@ def arguments(p) -> None:
         "on any difference",
     )  # fmt: skip
     p.add_argument("--subset", nargs="+", help="only these subsets (default: the config's that are built)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes decoding images (default 1)")
-    p.add_argument("--limit", type=int, default=20, help="differing paths listed per kind (default 20)")
+    p.add_argument("--workers", type=positive, default=1, help="worker processes decoding images (default 1)")
+    p.add_argument("--limit", type=at_least_zero, default=20, help="differing paths listed per kind (default 20)")
     p.add_argument("--json", action="store_true", help="the comparison as JSON, every differing path")
 
 

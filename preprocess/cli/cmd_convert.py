@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocess.cli.options import data_options, output, settings
-from preprocess.errors import PreprocessError
+from preprocess.cli.options import data_options, output, positive, settings
+from preprocess.errors import PreprocessError, quoted
 
 HELP = "build one subset (or one shard of one conversion)"
 
@@ -16,7 +16,7 @@ def arguments(p) -> None:
     p.add_argument("--conversion", help="only this conversion of the subset")
     p.add_argument("--shard", default="1/1", help="I/N: build the I-th of N shards (default 1/1)")
     p.add_argument("--manifest", help="where to write the manifest (default under --results)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=positive, default=1, help="worker processes (default 1)")
 
 
 def run(args) -> int:
@@ -47,5 +47,5 @@ def parse_shard(text: str) -> tuple[int, int]:
         if not 1 <= index <= count:
             raise ValueError
     except ValueError:
-        raise PreprocessError(f"--shard takes I/N with 1 <= I <= N, got {text!r}") from None
+        raise PreprocessError(f"--shard takes I/N with 1 <= I <= N, got {quoted(text)}") from None
     return index - 1, count

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from preprocess.cli.options import positive
+
 HELP = "write the embedded demo: a tiny raw root and release tree"
 
 
@@ -26,7 +28,7 @@ def arguments(p) -> None:
     p.add_argument(
         "--real-sizes", action="store_true", help="the demo plus N items a source at the upstream's real sizes"
     )
-    p.add_argument("--items", type=int, default=4, help="--real-sizes: items a source (default 4)")
+    p.add_argument("--items", type=positive, default=4, help="--real-sizes: items a source (default 4)")
     p.add_argument("--sources", nargs="+", help="--real-sizes: only these sources (default all it knows)")
     p.add_argument("--full-counts", action="store_true", help="--real-sizes: also dermamnist_224 at full counts")
 

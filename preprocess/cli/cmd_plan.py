@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from preprocess.cli.options import data_options, settings
+from preprocess.cli.options import data_options, positive, settings
 
 HELP = "estimate items, files, size, core-hours and jobs per subset and split"
 
@@ -14,7 +14,7 @@ def arguments(p) -> None:
     )
     p.add_argument(
         "--cores",
-        type=int,
+        type=positive,
         nargs="+",
         default=[32, 256, 1024],
         metavar="N",

@@ -4,9 +4,52 @@ settings they give (checked by preprocess/pipeline/settings.py), and the check o
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
+from preprocess.errors import quoted
+
 DEFAULT_RESULTS = Path("results")
+
+
+def whole_number(least: int):
+    """An argparse type: a whole number of at least `least`, checked as the config's counts are (workers, cores,
+    shards: 1 or more), so that 0 or -1 stops at the command line with exit 2, never inside a command."""
+
+    def checked(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{quoted(text)} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is less than {least}: give a whole number of {least} or more")
+        return value
+
+    checked.__name__ = f"whole number of at least {least}"  # what argparse's own messages call the type
+    return checked
+
+
+positive = whole_number(1)
+at_least_zero = whole_number(0)
+
+
+def finite_number(text: str) -> float:
+    """An argparse type: a number that is neither infinite nor NaN (float() takes 'inf' and 'nan')."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is not a finite number")
+    return value
+
+
+def percentile(text: str) -> float:
+    """An argparse type: a finite number from 0 to 100."""
+    value = finite_number(text)
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{value:g} is not a percentile: give a number from 0 to 100")
+    return value
 
 
 def data_options(parser: argparse.ArgumentParser, basedir_positional: bool = False) -> None:

@@ -34,7 +34,8 @@ def releases() -> list[Path]:
 
 def fingerprint() -> str:
     """A digest of what the demo is made from (its helpers, the dataset folders' writers, release files and the
-    registry): a demo folder written by another version of the package is written again."""
+    registry; the files of the extra registry folders by name, size and modification time): a demo folder
+    written by another version of the package, or from other extra files, is written again."""
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
     for path in sorted(
@@ -51,8 +52,11 @@ def fingerprint() -> str:
     for number, folder in enumerate(extra_registry_dirs()):
         for path in sorted(folder.rglob("*")):
             if path.is_file():
+                # An extra folder's files by name, size and time, never read: every command that checks the
+                # demo fingerprints them, and the folder may hold gigabytes of the demo's raw data.
+                info = path.stat()
                 name = f"extra{number}/{path.relative_to(folder).as_posix()}"
-                digest.update(name.encode() + b"\0" + path.read_bytes())
+                digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 

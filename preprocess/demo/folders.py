@@ -22,8 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from preprocess.errors import PreprocessError
-from preprocess.formats import textparse
-from preprocess.registry.loader import DATASETS_DIR, dataset_dirs, extra_registry_dirs
+from preprocess.registry.loader import DATASETS_DIR, dataset_dirs, extra_registry_dirs, folder_entries
 
 MODULE = "fakes.py"
 REAL_SIZE = ("real_size", "SIZE", "REAL_SEED")  # what a module with real-size fakes defines
@@ -48,7 +47,7 @@ def _import(folder: Path) -> ModuleType:
 def _source(folder: Path) -> str:
     """The one source of the folder's sources.yaml, the one its fakes.py writes."""
     path = folder / "sources.yaml"
-    sources = list(((textparse.read_yaml(path) or {}).get("sources") or {}) if path.is_file() else ())
+    sources = list(folder_entries(folder, "sources"))
     if len(sources) != 1:
         raise PreprocessError(
             f"{folder / MODULE} writes the one source of {path}, which lists {len(sources)}: give the folder "
@@ -81,9 +80,7 @@ def real_size_fakes() -> dict[str, ModuleType]:
 
 
 def _subset_keys(folder: Path) -> set[str]:
-    path = folder / "subsets.yaml"
-    subsets = ((textparse.read_yaml(path) or {}).get("subsets") or []) if path.is_file() else []
-    return {f"{subset.get('group')}/{subset.get('folder')}" for subset in subsets if isinstance(subset, dict)}
+    return {f"{subset.get('group')}/{subset.get('folder')}" for subset in folder_entries(folder, "subsets")}
 
 
 def _declared(name: str) -> dict:

@@ -169,6 +169,70 @@ class _Loader(_SafeLoader):
             raise ConstructorError(None, None, _value_problem(exc), node.start_mark) from None
 
 
+# What aliases (*name) may add to a YAML document, in values and characters of text: each alias repeats its
+# anchor's value, so nine lines of aliases of aliases (a "billion laughs") make a value of 9^9 strings, which no
+# check of it, nor a repr, ends. The package's own files repeat a list of labels or a resource block.
+ALIAS_ROOM = 1_000_000
+
+
+class _AliasedLoader(_Loader):
+    """The loader of a text that holds an anchor (&name): its document, composed, is measured as its aliases
+    expand it before any Python value is made of it (the nodes of an alias are shared, so that costs the
+    document's own size)."""
+
+    def get_single_data(self):
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return self.construct_document(node)
+
+
+class _Expansive(yaml.YAMLError):
+    """A document whose aliases repeat too much, or hold the value they name."""
+
+
+def _check_expansion(root) -> None:
+    """Refuse a document that its aliases make more than ALIAS_ROOM larger, or that holds itself."""
+    sizes: dict[int, int] = {}  # id(node) -> its size, its aliases expanded (capped: 9^1000 is no size to add)
+    own = 0  # the size of each node counted once: the document as written
+    cap = 1 << 62
+    open_nodes: set[int] = set()  # the nodes whose children are being measured: an alias to one is a cycle
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(key)
+            weight = _weight(node)
+            own += weight
+            sizes[key] = min(cap, weight + sum(sizes[id(child)] for child in children))
+        elif key not in sizes:
+            if key in open_nodes:
+                line = node.start_mark.line + 1
+                raise _Expansive(f"an alias (*name) inside the value it names, at line {line}: write that value out")
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+    if sizes[id(root)] - own > ALIAS_ROOM:
+        raise _Expansive(
+            f"its aliases (*name) repeat more than {ALIAS_ROOM:,} values and characters (aliases of aliases: a "
+            '"billion laughs"); write the repeated values out, or repeat less'
+        )
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
+def _weight(node) -> int:
+    """A node's own size: a scalar's characters, 1 for a list or a mapping."""
+    return 1 + len(node.value) if isinstance(node, yaml.ScalarNode) else 1
+
+
 _DIGITS = re.compile(r"\((\d+) digits\).*value has (\d+) digits")
 
 
@@ -182,8 +246,10 @@ def _value_problem(exc: Exception) -> str:
 
 def yaml_value(text: str, file):
     """The value of a YAML text (safe tags only), or TextError naming the file and the line."""
-    try:
-        return yaml.load(text, Loader=_Loader)
+    try:  # an alias needs an anchor (&name): a text without '&' is read without measuring its aliases
+        return yaml.load(text, Loader=_AliasedLoader if "&" in text else _Loader)
+    except _Expansive as exc:
+        raise TextError(file, str(exc)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else "a place not told"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from preprocess.errors import PreprocessError, RegistryError
+from preprocess.errors import PreprocessError, RegistryError, quoted
 
 
 def _normal(text: str) -> str:
@@ -29,7 +29,7 @@ def _unknown(registry, name: str, exc: Exception) -> PreprocessError:
     hits = suggestions(registry, name)
     if not hits:
         return exc if isinstance(exc, PreprocessError) else PreprocessError(str(exc))
-    return PreprocessError(f"unknown name {name!r}: did you mean {' or '.join(hits)}?")
+    return PreprocessError(f"unknown name {quoted(name)}: did you mean {' or '.join(hits)}?")
 
 
 def subset(registry, name: str):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from preprocess.convert import ConversionContext, kind_module, run_conversion
 from preprocess.convert.compare import KEPT
-from preprocess.errors import PreprocessError, RawDataError
+from preprocess.errors import PreprocessError, RawDataError, quoted
 from preprocess.formats import tables, textparse
 from preprocess.formats.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from preprocess.formats.manifest import read_manifest
@@ -301,7 +301,7 @@ def _conversions(built: list, subset, name: str | None) -> list:
         hint = ""
         if any(c.name == name for c in splits.conversions(None, subset, splits.ALL)):
             hint = f"; {name} builds the train split: set splits: all (or {{{subset.key}: all}}) in the config"
-        raise PreprocessError(f"{subset.key} has no conversion {name!r} (it has: {names}){hint}")
+        raise PreprocessError(f"{subset.key} has no conversion {quoted(name)} (it has: {names}){hint}")
     return named
 
 

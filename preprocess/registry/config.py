@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from preprocess.errors import ConfigError, did_you_mean
+from preprocess.errors import ConfigError, did_you_mean, quoted
 from preprocess.formats import textparse
 from preprocess.registry.loader import check_schema, load_registry, load_schema
 from preprocess.registry.model import Registry
@@ -66,7 +66,7 @@ def check_config(values: dict) -> None:
     known = load_schema("config.schema.yaml")["properties"]
     unknown = [key for key in values if key not in known]
     if unknown:
-        named = ", ".join(f"{key!r}{did_you_mean(str(key), known)}" for key in unknown)
+        named = ", ".join(f"{quoted(key)}{did_you_mean(str(key), known)}" for key in unknown)
         raise ConfigError(
             f"unknown key{'s' if len(unknown) > 1 else ''} in the configuration: {named}; the keys are those of "
             "the shipped config.yaml (config.schema.yaml describes each)"

@@ -6,8 +6,9 @@ import functools
 import os
 from pathlib import Path
 
-from preprocess.errors import RegistryError, did_you_mean
+from preprocess.errors import RegistryError, did_you_mean, quoted
 from preprocess.formats import textparse
+from preprocess.formats.brief import briefly
 from preprocess.registry import rawfile, recipes
 from preprocess.registry.model import (
     GROUPS,
@@ -45,17 +46,43 @@ def check_schema(document: dict, schema_name: str, what: str, error=RegistryErro
     import jsonschema  # here: the commands that load no registry or config never import it
 
     validator = jsonschema.Draft202012Validator(load_schema(schema_name))
-    problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    # Checked as a copy whose reprs are bounded: jsonschema quotes a refused value whole in its message
+    problems = sorted(validator.iter_errors(briefly(document)), key=lambda e: list(e.absolute_path))
     if problems:
-        lines = [f"  at {'/'.join(map(str, p.absolute_path)) or '<top>'}: {p.message[:300]}" for p in problems[:10]]
+        lines = [f"  at {place(p.absolute_path)}: {p.message[:300]}" for p in problems[:10]]
         raise error(f"{what} does not match {schema_name}:\n" + "\n".join(lines))
+
+
+def place(path) -> str:
+    """A schema error's place, 'sources/aptos2019/files/0', each part quoted briefly (a key may be long)."""
+    return "/".join(part if len(part) <= 80 else f"{part[:80]}..." for part in map(str, path)) or "<top>"
 
 
 def _read_yaml(path: Path) -> dict:
     try:  # bounded: an override file that is a FIFO is refused at once, never waited on
-        return textparse.read_yaml(path) or {}
+        document = textparse.read_yaml(path)
     except textparse.TextError as exc:
         raise RegistryError(f"cannot read registry file {exc}") from None
+    if document is not None and not isinstance(document, dict):  # every registry file is keys and their values
+        raise RegistryError(
+            f"{path} holds {_yaml_type(document)} at its top, where a mapping of keys (key: value) belongs"
+        )
+    return document or {}
+
+
+def _yaml_type(value) -> str:
+    """What a YAML value is, in the words of a registry file's reader (never its repr: it may be huge)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a text"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, int | float) else f"a {type(value).__name__}"  # a date, a timestamp
 
 
 def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None, source_id: str) -> FileSpec:
@@ -192,9 +219,12 @@ def load_registry(overrides: str | Path | None = None, variants: dict | None = N
     for folder in extra_registry_dirs() if extras else ():
         _add_folder(document, declared, folder, EXTRA_REGISTRY_ENV)
     counted = _npz_files(document)  # before the overrides, which may list a source's files without them
+    # Each folder's files were checked as they were added (naming the file); what is left is train.yaml's part,
+    # and the entries an override file changed.
+    check_schema(_part(document, "train_files", "no_subset"), "registry.schema.yaml", str(REGISTRY_DIR / "train.yaml"))
     if overrides:
-        _apply_overrides(document, Path(overrides))
-    check_schema(document, "registry.schema.yaml", "the registry")
+        changed = _apply_overrides(document, Path(overrides))
+        check_schema(changed, "registry.schema.yaml", f"{overrides}, applied to the registry,")
     variants = variants or {}
     unknown = set(variants) - set(document["sources"])
     if unknown:
@@ -265,8 +295,8 @@ def check_params(kinds: dict[str, Kind], subset_key: str, conversion: Conversion
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
-    for problem in sorted(validator.iter_errors(conversion.params), key=lambda e: list(e.absolute_path)):
-        key = "/".join(map(str, problem.absolute_path)) or "params"
+    for problem in sorted(validator.iter_errors(briefly(conversion.params)), key=lambda e: list(e.absolute_path)):
+        key = place(problem.absolute_path) if problem.absolute_path else "params"
         raise RegistryError(f"{where}: parameter {key!r}: {problem.message[:300]}")
     check_recipes(kinds[conversion.kind], where, conversion)
 
@@ -302,17 +332,31 @@ def check_recipes(kind: Kind, where: str, conversion: Conversion) -> None:
                 )
 
 
-def _apply_overrides(document: dict, path: Path) -> None:
+def _part(document: dict, *keys: str) -> dict:
+    return {key: document[key] for key in keys if key in document}
+
+
+def _apply_overrides(document: dict, path: Path) -> dict:
+    """Apply an override file; returns the entries it changed, {"sources": {id: entry}, "subsets": [entry]}."""
     data = _read_yaml(path)
     if set(data) - {"sources", "subsets"}:
         raise RegistryError(f"{path}: an override file holds only a 'sources' and a 'subsets' mapping")
-    _override_fingerprints(document, path, data.get("subsets") or {})
+    for name, example in (
+        ("sources", "{aptos2019: {files: [...]}}"),
+        ("subsets", "{2D_Task/APTOS: {fingerprint: ...}}"),
+    ):
+        if not isinstance(data.get(name) or {}, dict):
+            raise RegistryError(f"{path}: '{name}' is {_yaml_type(data[name])}; it must be a mapping like {example}")
+    subsets = _override_fingerprints(document, path, data.get("subsets") or {})
+    sources = {}
     for source_id, fields in (data.get("sources") or {}).items():
         if source_id not in document["sources"]:
-            raise RegistryError(f"{path}: unknown source {source_id!r}{did_you_mean(source_id, document['sources'])}")
-        if set(fields) - {"files"}:
+            hint = did_you_mean(str(source_id), document["sources"])
+            raise RegistryError(f"{path}: unknown source {quoted(source_id)}{hint}")
+        if not isinstance(fields, dict) or set(fields) - {"files"}:
             raise RegistryError(f"{path}: only 'files' can be overridden (source {source_id!r})")
-        document["sources"][source_id] = {**document["sources"][source_id], **fields}
+        sources[source_id] = document["sources"][source_id] = {**document["sources"][source_id], **fields}
+    return {"sources": sources, "subsets": subsets}
 
 
 def _check_references(registry: Registry) -> None:
@@ -374,15 +418,18 @@ def _check_counts(registry: Registry, npz_files: dict[str, set]) -> None:
                     )
 
 
-def _override_fingerprints(document: dict, path: Path, subsets: dict) -> None:
-    """`subsets: {group/folder: {fingerprint: ...}}`: the digest a lab publishes for its build of a subset."""
+def _override_fingerprints(document: dict, path: Path, subsets: dict) -> list[dict]:
+    """`subsets: {group/folder: {fingerprint: ...}}`: the digest a lab publishes for its build of a subset;
+    returns the entries changed."""
     entries = {f"{raw['group']}/{raw['folder']}": raw for raw in document["subsets"]}
     for key, fields in subsets.items():
         if key not in entries:
-            raise RegistryError(f"{path}: unknown subset {key!r}{did_you_mean(key, entries)} (use group/folder)")
+            hint = did_you_mean(str(key), entries)
+            raise RegistryError(f"{path}: unknown subset {quoted(key)}{hint} (use group/folder)")
         if not isinstance(fields, dict) or set(fields) - {"fingerprint"}:
             raise RegistryError(f"{path}: only 'fingerprint' can be overridden (subset {key!r})")
         entries[key]["fingerprint"] = fields["fingerprint"]
+    return [entries[key] for key in subsets]
 
 
 def extra_registry_dirs() -> list[Path]:
@@ -413,11 +460,50 @@ def _shipped_order(raw: dict) -> tuple:
     return (GROUPS.index(group) if group in GROUPS else len(GROUPS), folder.lower(), folder)
 
 
+# What a dataset folder's sources.yaml and subsets.yaml hold at their top (preprocess/datasets/README.md).
+FOLDER_FILES = {
+    "sources": (dict, "a mapping of source ids, each to its entry (name: ..., homepage: ..., files: ...)"),
+    "subsets": (list, "a list of subset entries, each a mapping (- group: ..., folder: ..., tasks: ...)"),
+}
+
+
+def _folder_file(path: Path, name: str, schema: bool = True):
+    """The `name` value of a dataset folder's `name`.yaml, checked before any of it is used, the file named:
+    its shape (a list where a mapping belongs never reaches the code that merges folders), then with `schema`
+    each entry against the registry's schema."""
+    value = _read_yaml(path).get(name)
+    kind, shape = FOLDER_FILES[name]
+    if value is not None and not isinstance(value, kind):
+        raise RegistryError(
+            f"{path}: '{name}' is {_yaml_type(value)}; it must be {shape} (preprocess/datasets/README.md)"
+        )
+    entries = enumerate(value or ()) if kind is list else (value or {}).items()
+    for key, entry in entries:
+        if not isinstance(entry, dict):
+            place = f"entry {key + 1}" if kind is list else f"source {quoted(key)}"
+            raise RegistryError(
+                f"{path}: {place} of '{name}' is {_yaml_type(entry)}; '{name}' must be {shape} "
+                "(preprocess/datasets/README.md)"
+            )
+    if schema and value is not None:
+        check_schema({name: value}, "registry.schema.yaml", str(path))
+    return value
+
+
+def folder_entries(folder: Path, name: str):
+    """The `name` value ("sources": a mapping, "subsets": a list of mappings) of a dataset folder's
+    `name`.yaml, its shape checked (its entries are the registry load's to check), empty when the folder has no
+    such file."""
+    path = folder / f"{name}.yaml"
+    value = _folder_file(path, name, schema=False) if path.is_file() else None
+    return value or FOLDER_FILES[name][0]()
+
+
 def _add_folder(document: dict, declared: recipes.Declared, folder: Path, what: str) -> None:
     """Add the sources, subsets and recipes of a dataset folder (shipped or extra); one that names a source,
     subset or recipe of an earlier folder is refused: a folder adds entries, it never replaces one."""
     files = {name: folder / f"{name}.yaml" for name in ("sources", "subsets")}
-    found = {name: _read_yaml(path).get(name) if path.exists() else None for name, path in files.items()}
+    found = {name: _folder_file(path, name) if path.exists() else None for name, path in files.items()}
     if not any(found.values()):
         raise RegistryError(f"{folder} ({what}) holds no sources.yaml 'sources' or subsets.yaml 'subsets'")
     sources, subsets = found["sources"] or {}, found["subsets"] or []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from preprocess.errors import RegistryError, did_you_mean
+from preprocess.errors import RegistryError, did_you_mean, quoted
 
 GROUPS = ("2D_Task", "3D_Task", "Text_Task")
 TEST, TRAIN = "test", "train"  # the split a conversion or a raw file serves
@@ -223,17 +223,17 @@ class Registry:
             return matches[0]
         if len(matches) > 1:
             keys = ", ".join(s.key for s in matches)
-            raise RegistryError(f"subset name {name!r} is ambiguous: it matches {keys}; use one of those")
+            raise RegistryError(f"subset name {quoted(name)} is ambiguous: it matches {keys}; use one of those")
         names = [s.key for s in self.subsets] + [s.folder for s in self.subsets]
         raise RegistryError(
-            f"unknown subset {name!r}{did_you_mean(name, names)}; `python -m preprocess list` shows them all"
+            f"unknown subset {quoted(name)}{did_you_mean(name, names)}; `python -m preprocess list` shows them all"
         )
 
     def source(self, source_id: str) -> Source:
         try:
             return self.sources[source_id]
         except KeyError:
-            raise RegistryError(f"unknown source {source_id!r}{did_you_mean(source_id, self.sources)}") from None
+            raise RegistryError(f"unknown source {quoted(source_id)}{did_you_mean(source_id, self.sources)}") from None
 
     def select(self, selection) -> list[Subset]:
         """The subsets a config's `subsets:` value names ('all' or a list of names)."""

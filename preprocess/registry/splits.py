@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from preprocess.errors import ConfigError, did_you_mean
+from preprocess.errors import ConfigError, did_you_mean, quoted
 from preprocess.registry.model import TEST, TRAIN, Conversion, FileSpec, Registry, Source, Subset
 
 ALL = "all"
@@ -39,12 +39,12 @@ def check_keys(settings, registry: Registry) -> None:
     if isinstance(value, dict):
         for key in value:
             if key not in keys:
-                raise ConfigError(f"splits names unknown subset {key!r}{did_you_mean(key, keys)}")
+                raise ConfigError(f"splits names unknown subset {quoted(key)}{did_you_mean(key, keys)}")
     conversions = [f"{s.key}/{c.name}" for s in registry.subsets for conv in s.conversions for c in conv.twins()]
     for key in getattr(settings, "shards", None) or {}:
         if key not in keys and key not in conversions:
             raise ConfigError(
-                f"shards names unknown subset or conversion {key!r}{did_you_mean(key, keys + conversions)}; "
+                f"shards names unknown subset or conversion {quoted(key)}{did_you_mean(key, keys + conversions)}; "
                 "keys are a subset ('2D_Task/APTOS') or one of its conversions ('2D_Task/APTOS/<conversion>', "
                 "see `python -m preprocess plan`)"
             )
