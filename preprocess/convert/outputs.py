@@ -42,6 +42,7 @@ import numpy as np
 from preprocess.convert import compare
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
 from preprocess.formats.fsutil import atomic_write_bytes, file_digest, file_type, same_bytes
+from preprocess.formats.partnames import PART_MARK, is_part_name
 from preprocess.formats.pngio import encode_png
 from preprocess.formats.rawroot import link_out, link_out_message
 
@@ -51,7 +52,6 @@ Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 # a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress:
 # `.<name>.medheb-<tag>.part`, hidden and marked as the pipeline's, so that no file of anyone else's matches.
 _PART = {"tag": None}
-PART_MARK = "medheb-"
 # Where this build's own file goes when a file in place differs from it (layout.OURS of the job's results
 # folder; None: nowhere), for the report to show both: set by the job, like the tag.
 _OURS = {"folder": None}
@@ -90,15 +90,6 @@ def remove_parts(folder: Path, tag: str) -> list[Path]:
     for path in found:
         path.unlink(missing_ok=True)
     return found
-
-
-def is_part_name(name: str, tag: str | None = None) -> bool:
-    """Is `name` a temporary name a conversion job writes (of the job `tag`; None: of any job)?"""
-    if not (name.startswith(".") and name.endswith(".part")):
-        return False
-    stem = name[1 : -len(".part")]
-    mark = stem.rfind(f".{PART_MARK}")
-    return mark > 0 and (tag is None or stem[mark + 1 + len(PART_MARK) :] == tag)
 
 
 @dataclass(slots=True)

@@ -7,10 +7,11 @@ import json
 import os
 from pathlib import Path
 
-from preprocess.convert.outputs import is_part_name
 from preprocess.formats import tables
+from preprocess.formats.partnames import is_part_name
 from preprocess.pipeline import steps
 from preprocess.pipeline.validation import from_release, validate_files
+from preprocess.rawdata.partfile import is_download_part
 from preprocess.readiness.buildable import decide_subsets
 from preprocess.registry import layout, splits
 from preprocess.release.holdings import FROM_RELEASE
@@ -68,11 +69,18 @@ def print_status(settings, registry, results: Path | None, as_json: bool = False
 
 
 def _part_files(data_basedir: Path) -> list[Path]:
-    """The conversions' temporary files under DATA_BASEDIR (convert/outputs.is_part_name): a write was cut
-    between its data and its rename. Another tool's `*.part` is not one, and is not listed."""
+    """The conversions' temporary files under DATA_BASEDIR (formats/partnames.is_part_name): a write was cut
+    between its data and its rename. Another tool's `*.part` is not one, and is not listed; nor is an interrupted
+    `download release`'s (rawdata/partfile.py), which the next download resumes, not a conversion."""
     if not data_basedir.is_dir():
         return []
-    return sorted(Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if is_part_name(name))
+    return sorted(
+        Path(root, name) for root, _, names in os.walk(data_basedir) for name in names if _conversion_part(name)
+    )
+
+
+def _conversion_part(name: str) -> bool:
+    return is_part_name(name) and not is_download_part(name)
 
 
 def _train_status(reports, wanted: bool) -> tuple[str, int, int]:

@@ -1,17 +1,18 @@
 """`medheb download`: fetch what the build reads of a source a library can fetch, into the raw root.
 
 Every file comes through one bounded stream (`fetch_file`):
-- into `<name>.part` beside its name, opened without following a link, with no link on the way below the
-  source's folder (fsutil.open_for_writing), resumed with an HTTP Range request;
+- into `.<name>.medheb-download.part` beside its name, opened without following a link, with no link on the way
+  below the source's folder (fsutil.open_for_writing), claimed by a record so that only a part a download of
+  ours started is ever resumed (rawdata/partfile.py), resumed with an HTTP Range request;
 - at most the file's known size (the Hub's listing), else the most its registry entry allows (an .npz's
   counts and shapes: formats/npzio.largest_bytes) or `download_max_bytes`, the smaller,
   within `download_deadline` seconds for the file, every attempt of the run together, each read waiting at
   most a minute: an endless body and a trickle stop, named;
 - checked (the MD5 the registry publishes, the Hub's hash) and only then given its name, which must be free or,
   for a Hub file of another size than listed, a regular file (fsutil.place_new): never a link.
-The `.part` is the only file a download leaves: kept when a transfer stops (dropped, out of time), as it then
-holds the first bytes the server sent, in order, and no more than the bound, so the next run asks for the rest;
-removed when what came is not the file (more than the bound, another hash).
+The `.part` and its record are all a download leaves: kept when a transfer stops (dropped, out of time), as
+it then holds the first bytes the server sent, in order, no more than the bound, so the next run asks for the
+rest; removed when what came is not the file (more than the bound, another hash).
 
 - Direct URLs with a published MD5 (Zenodo: MedMNIST, MedSegBench): the file's `url` in the registry.
 - Hugging Face datasets: `huggingface_hub` lists the dataset at one commit (each file's size and hash) and
@@ -34,15 +35,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from preprocess.errors import RawDataError
-from preprocess.formats.fsutil import (
-    check_folders,
-    file_digest,
-    link_refusal,
-    open_for_writing,
-    open_regular,
-    place_new,
-    safe_relative,
-)
+from preprocess.formats.fsutil import check_folders, file_digest, link_refusal, open_regular, place_new, safe_relative
+from preprocess.rawdata import partfile
+from preprocess.rawdata.partfile import restart as _restart
 
 _BLOCK = 1 << 20
 _PIECE = 1 << 16  # written as it arrives: a dropped connection loses at most this much of what came
@@ -144,26 +139,27 @@ def fetch_file(
     url: str, target: Path, root: Path, bounds: Limits, *, size: int | None = None, check=None,
     headers: dict | None = None, replace: bool = False, what: str | None = None, denied: str = "", log=print,
 ) -> None:  # fmt: skip
-    """Fetch `url` to `target` (under `root`, the source's folder) through `<target>.part`, within `bounds`.
+    """Fetch `url` to `target` (under `root`, the source's folder) through its own part, within `bounds`.
     `size`: the file's known size; `check(path)`: what is wrong with the finished file, or None; `replace`: a
     regular file at `target` is replaced; `denied`: what to do on a 401/403."""
-    job = _Transfer(url, target.with_name(target.name + ".part"), size, bounds, headers or {}, what or url, denied)
-    with open_for_writing(job.part, root, append=True) as handle:
+    job = _Transfer(url, partfile.part_of(target), size, bounds, headers or {}, what or url, denied)
+    with partfile.open_part(job.part, root, url, target) as handle:
         try:
             job.fill(handle, log)
         except BaseException as exc:
             if isinstance(exc, _Oversized) or handle.tell() == 0:  # not the file's first bytes, or none
                 handle.close()
-                job.part.unlink(missing_ok=True)
+                partfile.drop(job.part)
             raise
     problem = check(job.part) if check else None
     if problem is None and size is not None and job.part.stat().st_size != size:
         problem = f"has {job.part.stat().st_size} bytes where {size} are listed"
     if problem is not None:
-        job.part.unlink()
+        partfile.drop(job.part)
         raise RawDataError(f"downloaded {job.what} {problem}; it was removed and nothing was placed at {target}. "
                            "Run again")  # fmt: skip
     place_new(job.part, target, root, replace=replace)
+    partfile.done(job.part)
 
 
 class _Transfer:
@@ -253,11 +249,6 @@ class _Transfer:
             f"file: {have}{of} bytes came, kept in {self.part}, and the next run asks for the rest. On a slow link "
             "raise download_deadline in the config (seconds per file)"
         )
-
-
-def _restart(handle) -> None:
-    handle.seek(0)
-    handle.truncate()
 
 
 def _resumes(response, have: int) -> bool:
@@ -373,12 +364,14 @@ def hub_listing(repo: str, endpoint: str | None, revision: str | None = None) ->
     try:
         commit = api.dataset_info(repo, revision=revision).sha
         entries = api.list_repo_tree(repo, repo_type="dataset", recursive=True, revision=commit)
-        return commit, {entry.path: entry for entry in entries if hasattr(entry, "blob_id")}
+        listing = {entry.path: entry for entry in entries if hasattr(entry, "blob_id")}
     except Exception as exc:
         error = hub_error(repo, exc)
         if error is None:
             raise
         raise error from None
+    partfile.check_listing(repo, commit, listing)  # a listing that is no tree stops here, before any download
+    return commit, listing
 
 
 def hub_error(repo: str, exc: Exception) -> RawDataError | None:

@@ -2,8 +2,10 @@
 from its Hugging Face dataset into DATA_BASEDIR, with huggingface_hub.
 
 The repository is listed at one commit and filtered with the Hub's own `allow_patterns` matching. Every listed
-path is checked before anything is fetched: relative, inside DATA_BASEDIR, through no folder link out of it.
-Each file comes through fetch.py's one bounded stream (its `.part` opened without following a link, the
+path is checked before anything is fetched: relative, inside DATA_BASEDIR, through no folder link out of it,
+and the listing a tree of files (no path both a file and a folder, no name of the pipeline's temporaries:
+partfile.check_listing). Each file comes through fetch.py's one bounded stream (its own part
+`.<name>.medheb-download.part`, resumed only when a download of ours started it, opened without following a link, the
 listed size its bound, the config's deadline), is checked against the listing's hash and is then given its
 name without replacing anything. A file already at a name is never touched: with the listed bytes it counts
 as already there, with other bytes it is kept and reported."""

@@ -177,7 +177,7 @@ def test_a_partial_file_linked_out_of_data_basedir_is_refused(hub, data, tmp_pat
     outside = tmp_path / "outside.json"
     outside.write_bytes(b"mine")
     (data / "2D_Task" / "APTOS").mkdir(parents=True)
-    part = data / "2D_Task" / "APTOS" / "APTOS_test.json.part"
+    part = data / "2D_Task" / "APTOS" / ".APTOS_test.json.medheb-download.part"  # the download's own name
     part.symlink_to(outside)
     done = _run(tmp_path, url)
     assert done.returncode == 2

@@ -17,6 +17,7 @@ from conftest import demo_config_file
 from preprocess.cli import main
 from preprocess.errors import RawDataError, UnsafePathError
 from preprocess.rawdata.fetch import fetch_url, limits
+from preprocess.rawdata.partfile import open_part, part_of
 from preprocess.rawdata.rawcheck import check_all
 from preprocess.registry.config import settings_from_dict
 from preprocess.registry.loader import load_registry
@@ -28,7 +29,7 @@ MD5 = hashlib.md5(PAYLOAD).hexdigest()
 def test_a_dropped_transfer_resumes_on_the_next_run(tmp_path):
     site = Site(files={"bloodmnist.npz": PAYLOAD}, drop_after={"bloodmnist.npz": 300_000})
     target = tmp_path / "MedMNIST" / "bloodmnist.npz"
-    part = target.with_name("bloodmnist.npz.part")
+    part = part_of(target)  # .bloodmnist.npz.medheb-download.part
     with serve(site) as url:
         with pytest.raises(RawDataError, match=r"stopped .* run again to resume after \d+ bytes") as stopped:
             fetch_url(f"{url}/bloodmnist.npz", target, MD5, limits(retries=0, timeout=5))
@@ -103,7 +104,7 @@ def test_a_part_file_that_is_a_link_or_no_regular_file_is_refused_and_named(tmp_
     site = Site(files={"bloodmnist.npz": PAYLOAD})
     with serve(site) as url:
         config, folder = _download_config(tmp_path, url)
-        part = folder / "bloodmnist.npz.part"
+        part = part_of(folder / "bloodmnist.npz")
         _plant(kind, part, outside)
         assert main(["download", "medmnist", "--config", config]) == 2
     err = capsys.readouterr().err
@@ -188,8 +189,9 @@ def test_an_endless_body_stops_at_the_deadline_too(tmp_path):
     with serve(site) as url, pytest.raises(RawDataError, match=r"did not finish within download_deadline, 2 s"):
         fetch_url(f"{url}/x.npz", target, MD5, limits(deadline=2, timeout=5, retries=0))
     assert 2 <= time.monotonic() - started < 8
-    part = target.with_name("x.npz.part")
-    assert [p.name for p in target.parent.iterdir()] == ["x.npz.part"]  # kept: the first bytes the server sent
+    part = part_of(target)
+    kept = sorted(p.name for p in target.parent.iterdir())  # the first bytes the server sent, and their record
+    assert kept == [".x.npz.medheb-download.claim", ".x.npz.medheb-download.part"]
     assert 0 < part.stat().st_size <= limits().max_bytes and set(part.read_bytes()) == {0}
 
 
@@ -201,7 +203,7 @@ def test_a_trickle_stops_at_the_deadline_the_user_can_raise_and_the_part_resumes
         assert main(["download", "medmnist", "--config", config]) == 2
         took = time.monotonic() - started
         err = capsys.readouterr().err
-        part = folder / "bloodmnist.npz.part"
+        part = part_of(folder / "bloodmnist.npz")
         assert 3 <= took < 3 + 2 * TRICKLE + 2, took
         kept = part.stat().st_size
         assert f"did not finish within download_deadline, 3 s for one file: {kept} bytes came, kept in {part}" in err
@@ -240,9 +242,10 @@ def test_an_npz_stops_at_the_most_its_registry_counts_allow_and_a_true_copy_pass
 def test_a_part_larger_than_the_file_can_be_is_started_over(tmp_path):
     target = tmp_path / "Source" / "x.npz"
     target.parent.mkdir()
-    target.with_name("x.npz.part").write_bytes(b"\xff" * 2000)
     site = Site(files={"x.npz": PAYLOAD[:1000]})
     with serve(site) as url:
+        with open_part(part_of(target), target.parent, f"{url}/x.npz", target) as leftover:  # one of ours
+            leftover.write(b"\xff" * 2000)
         assert fetch_url(f"{url}/x.npz", target, hashlib.md5(PAYLOAD[:1000]).hexdigest(), limits(max_bytes=1500))
     assert target.read_bytes() == PAYLOAD[:1000] and site.gets == [("x.npz", None)]
 
@@ -294,7 +297,7 @@ def test_check_with_allow_download_refuses_a_linked_part_file_too(tmp_path):
             "registry_overrides": _medmnist_overrides(tmp_path, url),
             "allow_download": True,
         }
-        part = tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz.part"
+        part = part_of(tmp_path / "raw" / "MedMNIST" / "bloodmnist.npz")
         part.parent.mkdir(parents=True)
         part.symlink_to(outside)
         settings = settings_from_dict(values)
@@ -506,7 +509,7 @@ def test_a_trickling_hub_file_stops_at_the_deadline(hub, demo, tmp_path, capsys)
     assert time.monotonic() - started < 2 + 2 * TRICKLE + 3
     err = capsys.readouterr().err
     assert f"download of {CT_RATE}/{NEEDED[0]} did not finish within download_deadline, 2 s" in err
-    part = raw / "CT-RATE" / (NEEDED[0] + ".part")
+    part = part_of(raw / "CT-RATE" / NEEDED[0])
     assert f"kept in {part}" in err and 1 <= part.stat().st_size <= 2
 
 
