@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from preprocess.pipeline import names
 from preprocess.pipeline.settings import command_settings, shipped_registry
+from preprocess.rawdata import unpublished
 from preprocess.reports import listing
 
 
@@ -30,9 +31,10 @@ def info_text(name: str, as_json: bool = False, config: str | None = None) -> st
     if name in registry.sources:
         source = registry.source(name)
         users = [s.key for s in registry.subsets if source.id in s.source_ids]
+        notes = {spec.id: unpublished.note(registry, source, spec) for spec in source.files if spec.unpublished}
         if as_json:
-            return json.dumps({**asdict(source), "used_by": users}, indent=2)
-        return listing.source_text(source, users, narrowed_lines(source, config))
+            return json.dumps({**asdict(source), "used_by": users, "unpublished": notes}, indent=2)
+        return listing.source_text(source, users, narrowed_lines(source, config), notes)
     subset = names.subset(registry, name)
     if as_json:
         return json.dumps(asdict(subset), indent=2)

@@ -34,6 +34,9 @@ def print_check(settings, registry, checks: dict, results: Path | None, quiet: b
                 file=sys.stderr,
             )
     print(summaries.check_table(registry, checks))
+    found = summaries.layout_text(checks)
+    if found:
+        print("\n" + found)
     unusable = summaries.unusable_text(checks)
     if unusable:
         print("\n" + unusable)

@@ -74,5 +74,6 @@ def print_plan(settings, registry, results=None, cores=(32, 256, 1024), as_json:
     print(
         f"\nestimated from {COSTS} in {time.monotonic() - (started or time.monotonic()):.2f} s; items (column "
         "counted) as the build plans them from the raw data, else as the release's records name them or the raw "
-        "root holds them, else as the registry counts a full download (subsets.yaml counts)"
+        'root holds them, else as the registry counts a full download (subsets.yaml counts); "not known": no '
+        "public source counts the download, 1 item stands in (docs/guide/real-data.md)"
     )

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from preprocess.formats import unpacked
 from preprocess.formats.rawroot import Boundary
-from preprocess.registry import splits
+from preprocess.registry import layout, splits
 from preprocess.registry.model import Conversion, Registry, Source, Subset
 from preprocess.release import holdings, releasenames, trainlist
 
@@ -201,8 +201,8 @@ def _placed(source: Source, raw_root: Path) -> Callable[[str], Path]:
     """Where a needed path lies in this copy: a file a spec names first (`_add_specs`), where the copy holds
     another of its names (the extracted scene_graph/ for scene_graph.zip); under a folder whose content was
     unpacked one level deeper (CheXpert Plus's PNG/PNG/train/...; formats/unpacked.py), there; else where the
-    registry says."""
-    base = Path(raw_root) / source.raw_dir
+    registry says (under the project folder a whole-project download adds, when it is there: layout.raw_dir)."""
+    base = layout.raw_dir(Path(raw_root), source)
     boundary, moved, other = Boundary(raw_root, base), {}, {}
     for spec in source.files:
         held = [p for p in spec.paths if os.path.lexists(base / p)]
@@ -256,7 +256,6 @@ def check_lines(needs_found: dict[str, Need], raw_root: Path, results: Path | No
     """`check`'s count against the need lists: per source, needed files present and missing (the first few
     here, all of them in results/need/<source>-missing.txt, which a source with none missing has not)."""
     from preprocess.formats.fsutil import atomic_write_text
-    from preprocess.registry import layout
 
     lines = []
     for sid, found in needs_found.items():
@@ -268,8 +267,10 @@ def check_lines(needs_found: dict[str, Need], raw_root: Path, results: Path | No
             atomic_write_text(target, "".join(f"{path}\n" for path in lack))
         elif target is not None and target.exists():
             target.unlink()
+        unpublished = {path for spec in found.source.files if spec.unpublished for path in spec.paths}
         for path in lack[:shown]:
-            lines.append(f"    missing {path}")
+            said = " (not published upstream: the check above says what it blocks)" if path in unpublished else ""
+            lines.append(f"    missing {path}{said}")
         if len(lack) > shown:
             lines.append(f"    ... and {len(lack) - shown} more" + (f": all in {target}" if target else ""))
     return lines

@@ -16,6 +16,7 @@ from preprocess.formats.archive import archive_problem
 from preprocess.formats.checksums import ChecksumCache
 from preprocess.formats.npzio import structure_problems
 from preprocess.formats.rawroot import Boundary
+from preprocess.rawdata import unpublished
 from preprocess.registry import layout, splits
 from preprocess.registry.model import FileSpec, Registry, Source
 
@@ -37,12 +38,17 @@ class FileResult:
     bad: list[str] = field(default_factory=list)  # matches of a glob that cannot be used, with why (first 20)
     bad_count: int = 0
     about: str | None = None  # the registry's word on what the file holds and why it is read
+    layout: str | None = None  # which of the layouts the registry accepts was found (a folder's level, a name)
+    unpublished: str | None = None  # missing, and no public listing of the upstream holds it (unpublished.py)
 
     @property
     def reason(self) -> str:
         if self.status == "ok":
             return "ok"
-        return self._problem() + (f" ({self.about})" if self.about else "")
+        about = f" ({self.about})" if self.about else ""
+        if self.status == "missing" and self.unpublished:
+            return f"not published upstream: {self.spec}{about}: {self.unpublished}"
+        return self._problem() + about
 
     def _problem(self) -> str:
         if self.status == "unusable":
@@ -67,6 +73,7 @@ class SourceCheck:
     files: list[FileResult]
     checksums_verified: bool
     instructions: str
+    layout: list[str] = field(default_factory=list)  # the layouts found where the registry accepts several
 
     @property
     def reasons(self) -> list[str]:
@@ -101,8 +108,9 @@ class SourceCheck:
     def from_json(cls, data: dict) -> SourceCheck:
         files = [FileResult(**f) for f in data["files"]]
         return cls(
-            data["source"], data["status"], data["raw_dir"], files, data["checksums_verified"], data["instructions"]
-        )
+            data["source"], data["status"], data["raw_dir"], files, data["checksums_verified"], data["instructions"],
+            data.get("layout", []),
+        )  # fmt: skip
 
 
 def _glob(base: Path, pattern: str) -> list[Path]:
@@ -119,6 +127,9 @@ def _content(base: Path, folder: Path, spec: FileSpec, boundary: Boundary, resul
         result.status, result.detail = ("missing" if missing else "unusable"), problem
         return False
     result.found = [str(found.relative_to(base))]
+    result.layout = f"{result.found[0]}/ holds {' or '.join(spec.holds)}"
+    if found != folder:
+        result.layout += f", one level deeper than {folder.relative_to(base)}/ (unpacked into a folder of its name)"
     return True
 
 
@@ -195,6 +206,8 @@ def check_file(base: Path, spec: FileSpec, md5: Callable[[Path], str], verify: b
         _content(base, path, spec, boundary, result)
         return result
     result.found, result.count = [candidate], 1
+    if len(spec.paths) > 1:
+        result.layout = f"{candidate}, of the names accepted ({spec.label})"
     problem = boundary.problem(path)
     if problem is not None:
         result.status, result.detail = "unusable", f"{path} {problem}"
@@ -214,11 +227,13 @@ def check_file(base: Path, spec: FileSpec, md5: Callable[[Path], str], verify: b
 
 
 def check_source(
-    source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True, threads: int = 1
-) -> SourceCheck:
+    source: Source, raw_root: Path, cache: ChecksumCache, verify: bool = True, threads: int = 1,
+    notes: dict[str, str] | None = None,
+) -> SourceCheck:  # fmt: skip
     """The check of one source's download. The MD5s it compares are read first, on up to `threads` threads
     across files (ChecksumCache.md5_all; sizing/checkjobs.py says how many pay), then every spec is judged in
-    the registry's order: the same results, and report, on any number of threads."""
+    the registry's order: the same results, and report, on any number of threads. `notes`: file id -> why a
+    file the upstream does not publish is absent (unpublished.note), said of it when it is missing."""
     base = layout.raw_dir(raw_root, source)
     if base.is_dir():
         boundary = Boundary(raw_root, base)
@@ -233,6 +248,12 @@ def check_source(
         results = [
             FileResult(s.id, s.label, "missing", expected_count=s.min_count, md5_expected=s.md5) for s in source.files
         ]
+    for result in results:
+        if result.status == "missing":
+            result.unpublished = (notes or {}).get(result.id)
+    found = [f"{r.id}: {r.layout}" for r in results if r.status == "ok" and r.layout]
+    if base != Path(raw_root) / source.raw_dir:
+        found.insert(0, f"its files are under {source.project_folder}/, the folder a whole-project download adds")
     statuses = {r.status for r in results}
     if statuses == {"missing"}:
         status = MISSING
@@ -243,7 +264,7 @@ def check_source(
     else:
         status = PRESENT
     instructions = source.instructions.replace("<raw_root>", str(raw_root))
-    return SourceCheck(source.id, status, str(base), results, verify, instructions)
+    return SourceCheck(source.id, status, str(base), results, verify, instructions, found)
 
 
 def fingerprint(source: Source, raw_root: Path) -> str:
@@ -287,7 +308,13 @@ def check_all(
             fetch_open(source, settings.raw_root, bounds=limits(settings))
         cache = ChecksumCache(layout.checksum_cache(results_dir, source_id) if results_dir else None)
         verify = settings.verifies_checksums(source_id)
-        checks[source_id] = check_source(source, settings.raw_root, cache, verify, (threads or {}).get(source_id, 1))
+        notes = {
+            spec.id: unpublished.note(registry, source, spec).replace("<raw_root>", str(settings.raw_root))
+            for spec in source.files
+            if spec.unpublished
+        }
+        threads_of = (threads or {}).get(source_id, 1)
+        checks[source_id] = check_source(source, settings.raw_root, cache, verify, threads_of, notes)
         cache.save()
     return checks
 

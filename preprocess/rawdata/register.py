@@ -31,9 +31,10 @@ def _observed(source, base: Path, boundary: Boundary) -> tuple[list[dict], list[
         if not found:
             absent.append(spec.id)
         # an override replaces the whole spec: what the registry says beyond names and sums is kept (the split
-        # that needs the file, what it holds, the content of a folder, a shard set)
+        # that needs the file, what it holds, the content of a folder, a shard set, that upstream lacks it)
         split = spec.split if spec.split != "test" else None
         kept = {"split": split, "about": spec.about, "holds": list(spec.holds), "shards": spec.shards}
+        kept["unpublished"] = spec.unpublished
         entry.update({key: value for key, value in kept.items() if value})
         specs.append(entry)
     return specs, absent

@@ -33,7 +33,15 @@ ATTEST_SHARD = "attest/shards/{group}/{folder}/{shard}-of-{shards}.tsv"  # a sli
 
 
 def raw_dir(raw_root: Path, source: Source) -> Path:
-    return raw_root / source.raw_dir
+    """The folder that holds the source's files: `<raw_root>/<raw_dir>`, or the project folder inside it that a
+    whole-project download adds (sources.yaml `project_folder`) when that is a folder there, not a link (a link
+    further down than the source's folder would carry reads out of the raw root)."""
+    base = raw_root / source.raw_dir
+    if source.project_folder:
+        project = base / source.project_folder
+        if project.is_dir() and not project.is_symlink():
+            return project
+    return base
 
 
 def image_root(data_basedir: Path, subset: Subset) -> Path | None:

@@ -114,6 +114,7 @@ def _file_spec(raw: dict, index: int, variant_fields: dict, variant: str | None,
         about=raw.get("about"),
         holds=tuple(raw.get("holds", ())),
         shards=raw.get("shards", False),
+        unpublished=raw.get("unpublished"),
     )
     if spec.glob and spec.holds and spec.glob_folder is None:
         raise RegistryError(
@@ -153,6 +154,7 @@ def _source(source_id: str, raw: dict, chosen_variant: str | None) -> Source:
         files=files,
         instructions=raw["instructions"].strip(),
         variant=variant,
+        project_folder=raw.get("project_folder"),
     )
 
 

@@ -30,6 +30,8 @@ class FileSpec:
     about: str | None = None  # what the file holds and why it is read, said with its problems
     holds: tuple[str, ...] = ()  # a folder's content, which may lie one level deeper (formats/unpacked.py)
     shards: bool = False  # the glob's matches are one complete set of Hugging Face shards
+    # no public listing of the upstream holds it: {evidence, unblock} (preprocess/rawdata/unpublished.py)
+    unpublished: dict | None = field(default=None, hash=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -60,6 +62,7 @@ class Source:
     files: tuple[FileSpec, ...]
     instructions: str
     variant: str | None = None
+    project_folder: str | None = None  # a folder a whole-project download adds above the files (layout.raw_dir)
 
     def holds(self, folder: str) -> tuple[str, ...]:
         """The content the registry declares for raw folder `folder` (relative to the source's folder): the

@@ -74,7 +74,8 @@ def naming_table(registry) -> str:
 
 
 def subset_text(registry, subset) -> str:
-    """`info SUBSET`: its image root, task files, the raw files it reads and its conversions."""
+    """`info SUBSET`: its image root, task files, the raw files it reads (with each source's access, licence
+    and download), its conversions and their full-download counts with where each comes from."""
     lines = [f"{subset.key}\n  image root: {subset.image_root or '(text only)'}"]
     for task in subset.tasks:
         root = f", image root {task.image_root}" if task.image_root else ""
@@ -82,15 +83,26 @@ def subset_text(registry, subset) -> str:
     for source_id, specs in registry.files_needed(subset).items():
         labels = [s.label + (" (train split)" if s.split == "train" else "") for s in specs]
         lines.append(f"  source {source_id}: {', '.join(labels)}")
+        lines += _source_terms(registry.source(source_id))
     for conversion in splits.conversions(None, subset, splits.ALL):
         train = " (train split: built with splits: all)" if conversion.split == splits.TRAIN else ""
         lines.append(f"  conversion {conversion.name}{train}: {conversion.kind} {json.dumps(conversion.params)}")
+        count = conversion.full_count
+        if count is not None:
+            items = f"{count['items']:,} item{'s' if count['items'] != 1 else ''}"
+            lines.append(f"    full download, {conversion.split} split: {items} ({count['basis']})")
     return "\n".join(lines)
 
 
-def source_text(source, users, narrowed: list[str]) -> str:
+def _source_terms(source) -> list[str]:
+    """How a source is had: its access, licence and download (`info SUBSET`, under the source's files)."""
+    return [f"    access: {source.access}", f"    licence: {source.licence}", f"    download: {source.download}"]
+
+
+def source_text(source, users, narrowed: list[str], notes: dict[str, str] | None = None) -> str:
     """`info SOURCE`: what it is, the files a build expects, its users, and how to download it (`narrowed`:
-    the lines of the download the benchmark uses)."""
+    the lines of the download the benchmark uses; `notes`: file id -> why the upstream does not publish it,
+    rawdata/unpublished.py)."""
     lines = [
         f"{source.id}: {source.name}",
         f"  access: {source.access}",
@@ -99,14 +111,18 @@ def source_text(source, users, narrowed: list[str]) -> str:
         f"  download: {source.download}",
         f"  raw folder: <raw_root>/{source.raw_dir}/",
     ]
+    if source.project_folder:
+        lines.append(f"  or, unpacked under its project folder: <raw_root>/{source.raw_dir}/{source.project_folder}/")
     if source.variant:
         lines.append(f"  variant: {source.variant}")
-    lines += [
-        f"  expects: {f.label}"
-        + (f" (>= {f.min_count})" if f.glob else "")
-        + (f" md5 {f.md5}" if f.md5 else "")
-        + (f": {f.about}" if f.about else "")
-        for f in source.files
-    ]
+    for f in source.files:
+        lines.append(
+            f"  expects: {f.label}"
+            + (f" (>= {f.min_count})" if f.glob else "")
+            + (f" md5 {f.md5}" if f.md5 else "")
+            + (f": {f.about}" if f.about else "")
+        )
+        if f.id in (notes or {}):
+            lines.append(f"    not published upstream: {notes[f.id]}")
     lines += [f"  used by: {', '.join(users)}", "", *narrowed, "", "The whole download:", source.instructions]
     return "\n".join(lines)

@@ -23,6 +23,12 @@ def check_table(registry: Registry, checks: dict[str, SourceCheck]) -> str:
     return tables.render(["source", "status", "access", "problem"], rows)
 
 
+def layout_text(checks: dict[str, SourceCheck]) -> str:
+    """Which layout was found, for each source whose files the registry accepts in several (SourceCheck.layout)."""
+    lines = [f"  {source_id}: {line}" for source_id, check in sorted(checks.items()) for line in check.layout]
+    return "Layouts found (the registry accepts several for these):\n" + "\n".join(lines) if lines else ""
+
+
 def unusable_text(checks: dict[str, SourceCheck]) -> str:
     """Every recorded raw file that is found but cannot be used (not a regular file inside the raw root)."""
     lines = []

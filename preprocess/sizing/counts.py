@@ -12,14 +12,15 @@ from pathlib import Path
 
 from preprocess.registry import layout
 
-# Where a count comes from (`plan`'s column `counted`)
-RAW_ROOT, RECORDS, REGISTRY = "raw root", "release records", "registry"
+# Where a count comes from (`plan`'s column `counted`); NOT_KNOWN: the registry's stand-in for a count no public
+# source gives (a basis that starts "not known", USData's and M3D-Cap's)
+RAW_ROOT, RECORDS, REGISTRY, NOT_KNOWN = "raw root", "release records", "registry", "not known"
 
 
 @dataclass(frozen=True)
 class Count:
     items: int
-    counted: str  # RAW_ROOT, RECORDS or REGISTRY
+    counted: str  # RAW_ROOT, RECORDS, REGISTRY or NOT_KNOWN
 
 
 def _specs(registry, subset, conversion) -> list:
@@ -81,7 +82,8 @@ def counted_items(registry, raw_root: Path, subset, conversion, *, data_basedir=
     found = _in_raw_root(registry, raw_root, subset, conversion, most)
     if found:
         return Count(found, RAW_ROOT)
-    return Count(full_count(registry, subset, conversion), REGISTRY)
+    known = conversion.full_count is None or not conversion.full_count["basis"].startswith(NOT_KNOWN)
+    return Count(full_count(registry, subset, conversion), REGISTRY if known else NOT_KNOWN)
 
 
 def count_items(registry, raw_root: Path, subset, conversion, *, data_basedir=None, most=False) -> int:

@@ -94,7 +94,7 @@ def test_sharding_splits_items_deterministically(settings, demo, tmp_path):
 
 
 def test_missing_raw_stops_with_instructions(settings):
-    with pytest.raises(RawDataError, match=r"(?s)2D_Task/USData: not built.*How to get usdata.*from the authors"):
+    with pytest.raises(RawDataError, match=r"(?s)2D_Task/USData: not built.*How to get usdata.*Google Drive link"):
         _convert(settings, "USData")
 
 

@@ -165,8 +165,10 @@ def test_roco_one_counter_over_the_files_in_the_fixed_order_bytes_unchanged(demo
 
 
 def test_roco_a_missing_file_is_named_with_what_it_holds(settings, demo):
+    """The Valid shard no public listing holds: named as not published upstream, with what it holds (issue 52)."""
     (demo / "raw" / "ROCO-QA" / "data" / "Valid-00001-of-00002.parquet").unlink()
-    with pytest.raises(PreprocessError, match=r"roco_qa: missing: data/Valid-00001-of-00002.parquet") as caught:
+    said = r"roco_qa: not published upstream: data/Valid-00001-of-00002.parquet"
+    with pytest.raises(PreprocessError, match=said) as caught:
         _convert(settings, "ROCO-VQA")
     message = str(caught.value).replace("\n       ", "")
     assert "(the second Valid shard, counted by the benchmark before Test)" in message

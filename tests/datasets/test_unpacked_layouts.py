@@ -2,10 +2,13 @@
 layout (the demo's raw copy, preprocess/demo/), or stops naming the folder or file it expected.
 
 - Chest ImaGenome: silver_dataset/scene_graph.zip as downloaded, extracted flat (scene_graph/*.json) or into a
-  folder of its own name (scene_graph/scene_graph/*.json, the zip deleted);
-- CheXpert Plus: PNG/train/... or the chunks unzipped one level deeper, PNG/PNG/train/...;
+  folder of its own name (scene_graph/scene_graph/*.json, the zip deleted); the whole project under the
+  chest-imagenome-dataset-1.0.0/ folder its PhysioNet ZIP may add;
+- CheXpert Plus: PNG/train/... or the chunks unzipped one level deeper, PNG/PNG/train/... (the common case);
 - ROCO-QA: the authors' five file names, or the Hub's shard names (Train as ROCO-QA-Train's shards), and only
-  the files the split being built reads.
+  the files the split being built reads; with only the Hub's files, the two Valid shards no public listing
+  holds are said to be so, with what they block and what would unblock them (issue 52).
+`check` says which layout it found where the registry accepts several.
 Each variant is the demo's own files moved or re-split, so its expected outputs are the common layout's; the
 registry's own file specs apply (the demo's override, which pins the common layout's names, is dropped)."""
 
@@ -131,6 +134,24 @@ def test_scene_graphs_extracted_build_the_crops_of_the_zip(demo_template, tmp_pa
                                       "DATA_BASEDIR" / SILVER / name))  # fmt: skip
 
 
+def test_chest_imagenome_under_its_project_folder_builds_the_crops(demo_template, tmp_path, capsys, silver_common):
+    """The PhysioNet project ZIP unpacked into chest-imagenome/ may add chest-imagenome-dataset-1.0.0/ above
+    gold_dataset/ and silver_dataset/: found there, and `check` says so."""
+    variant = Copy(demo_template, tmp_path / "project", "chest_imagenome", splits={"2D_Task/ChestImagrome": "all"})
+    base = variant.raw / "chest-imagenome"
+    (base / "chest-imagenome-dataset-1.0.0").mkdir()
+    for folder in ("gold_dataset", "silver_dataset"):
+        os.rename(base / folder, base / "chest-imagenome-dataset-1.0.0" / folder)
+    code, out = variant.run(capsys, "check", "--source", "chest_imagenome", "--strict")
+    assert code == 0 and "chest_imagenome: 3 of 3 needed files present" in out, out
+    said = "chest_imagenome: its files are under chest-imagenome-dataset-1.0.0/, the folder a whole-project download"
+    assert said in out, out
+    results = str(variant.config.parent / "results")
+    assert main(["convert", "2D_Task/ChestImagrome", "--config", str(variant.config), "--results", results]) == 0
+    assert sorted(_tree(variant.data / SILVER)) == sorted(silver_common) == CROPS
+    assert len(list((variant.data / "2D_Images/ChestImagrome/gold_crop").iterdir())) > 0
+
+
 def test_register_records_an_extracted_scene_graph_folder_and_its_content(demo_template, tmp_path, capsys):
     """`register` on the nested folder: the folder has no checksum, and the override keeps what it must hold
     (an override replaces the registry's spec whole), so a check and a build with it still find the graphs."""
@@ -231,6 +252,9 @@ def test_chexpert_png_root_links_the_folder_that_holds_train(demo_template, tmp_
     images = _move_png(variant.raw, "PNG") if layout == "nested" else variant.raw / "chexpert-plus" / "PNG"
     code, out = variant.run(capsys, "check", "--source", "chexpert_plus", "--strict")
     assert code == 0 and "chexpert_plus: 3 of 3 needed files present" in out, out
+    found = "png: PNG/PNG/ holds train/* or valid/*, one level deeper than PNG/" if layout == "nested" else (
+        "png: PNG/ holds train/* or valid/*\n")  # fmt: skip
+    assert "Layouts found (the registry accepts several for these):\n  chexpert_plus: " + found in out, out
     assert (
         main(
             [
@@ -353,13 +377,40 @@ def test_roco_test_split_does_not_need_the_file_after_test(demo_template, tmp_pa
     train = _roco(demo_template, tmp_path, "train_too", "all")
     (train.raw / "ROCO-QA" / "data" / "Valid-00000-of-00002.parquet").unlink()
     said = (
-        "missing: data/Valid-00000-of-00002.parquet (the first Valid shard, counted last by the benchmark; only "
-        "the train split reads it)"
+        "not published upstream: data/Valid-00000-of-00002.parquet (the first Valid shard, counted last by the "
+        "benchmark; only the train split reads it): no public listing of adishourya/ROCO-QA holds a Valid split"
     )
     code, out = train.run(capsys, "check", "--source", "roco_qa", "--strict")
     assert code == 1 and said in out, out
     code, out = train.run(capsys, "convert", "2D_Task/ROCO-VQA")
     assert code == 2 and said in out, out
+
+
+def test_roco_with_only_the_hubs_files_says_the_valid_shards_are_unpublished(demo_template, tmp_path, capsys):
+    """The Hub holds no Valid split: `check`, `convert` and `info` say so, what it blocks, that the release ships
+    the images, and what would unblock a build from the raw files; never a bare "missing"."""
+    variant = _roco(demo_template, tmp_path, "hub_only")
+    _hub_names(variant.raw)
+    for name in ("Valid-00000-of-00002.parquet", "Valid-00001-of-00002.parquet"):
+        (variant.raw / "ROCO-QA" / "data" / name).unlink()
+    said = [
+        "not published upstream: data/Valid-00001-of-00002.parquet (the second Valid shard, counted by the "
+        "benchmark before Test): no public listing of adishourya/ROCO-QA holds a Valid split",
+        "It blocks 2D_Task/ROCO-VQA (every split it builds); the release ships the images of 2D_Task/ROCO-VQA "
+        "(medheb download release --subset 2D_Task/ROCO-VQA): with them in DATA_BASEDIR the build takes them",
+        "To build from the raw files instead: the two Valid shards as the benchmark's authors hold them",
+    ]
+    code, out = variant.run(capsys, "check", "--source", "roco_qa", "--strict")
+    assert code == 1 and all(line in out for line in said), out
+    assert "missing: data/Valid" not in out and "Valid-00000-of-00002.parquet" not in out  # test needs it not
+    code, out = variant.run(capsys, "convert", "2D_Task/ROCO-VQA")
+    assert code == 2 and said[0] in out, out
+    assert not (variant.data / "2D_Images" / "ROCO-VQA").exists()
+    assert main(["info", "roco_qa"]) == 0
+    info = capsys.readouterr().out
+    assert "  expects: data/Valid-00001-of-00002.parquet: the second Valid shard" in info
+    assert "    not published upstream: no public listing of adishourya/ROCO-QA holds a Valid split" in info
+    assert "It blocks 2D_Task/ROCO-VQA (its train split, built with splits: all)" in info  # Valid-00000's
 
 
 def test_roco_test_split_names_the_train_rows_it_counts(demo_template, tmp_path, capsys):

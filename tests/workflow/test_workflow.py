@@ -54,7 +54,7 @@ def test_demo_builds_and_every_path_resolves(built_demo):
     plan = json.loads((workdir / "results" / "plan.json").read_text())
     assert [p["subset"] for p in plan] == subsets
     usdata = next(p for p in plan if p["subset"] == "2D_Task/USData")
-    assert "Request the ultrasound images from the authors" in usdata["instructions"]["usdata"]
+    assert "from the public Google Drive link" in usdata["instructions"]["usdata"]
     assert "## usdata: missing" in (workdir / "results" / "not-built.md").read_text()
     job_log = (workdir / "logs" / "convert" / "2D_Task" / "BloodMNIST" / "npz_unpack_2d.0-of-1.log").read_text()
     assert re.search(r"progress 2D_Task/BloodMNIST/npz_unpack_2d shard 1/1: (\d+)/\1 items \(100\.0%\)", job_log)

@@ -105,7 +105,7 @@ def test_check_command_prints_table_and_instructions(demo, capsys, tmp_path):
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:5]}
     assert lines == {"aptos2019": "present", "pubmedqa": "incomplete", "usdata": "missing"}
     assert "missing: ori_pqal.json" in out
-    assert "## usdata: missing" in out and "1. Request the ultrasound images from the authors" in out
+    assert "## usdata: missing" in out and "1. Download the authors' archive from the public Google Drive link" in out
 
 
 def test_a_zip_bomb_is_named_by_the_check_before_any_conversion(demo, settings):

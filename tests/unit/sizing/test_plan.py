@@ -1,5 +1,5 @@
 """`python -m preprocess plan` on a synthetic full-size raw root: every registry file list satisfied at the
-registry's counts (empty stub files), CT-RATE's train split included (about 47,000 `_1` reconstructions): it
+registry's counts (empty stub files), CT-RATE's train split included (its 24,128 `_1` reconstructions): it
 is quick, and it cuts the train split into jobs of at most an hour, not one job per volume."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from preprocess.sizing import shards as sharding
 from preprocess.sizing.costs import cost_key, load_costs
 from preprocess.sizing.counts import count_items
 
-CT_RATE_TRAIN_VOLUMES = 47000  # the issue's figure for every train reconstruction: more than the `_1` ones
+CT_RATE_TRAIN_VOLUMES = 24128  # the train scans, one `_1` reconstruction each (subsets.yaml counts)
 
 
 def _instance(pattern: str, n: int) -> str:
