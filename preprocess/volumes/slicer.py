@@ -72,9 +72,14 @@ def _cbct_views(data: np.ndarray, profile: Profile):
     slices = []
     for view, axis in profile.views:
         for k, index in enumerate(T.cbct_indices(data.shape[axis], profile.count, profile.span)):
-            plane = np.take(data, int(index), axis=axis).T
+            plane = _plane(data, axis, int(index)).T
             slices.append(({"view": view, "k": k, "index": int(index)}, T.cbct_to_uint8(plane, low, high)))
     return slices
+
+
+def _plane(data: np.ndarray, axis: int, index: int) -> np.ndarray:
+    """data[..., index, ...] along `axis` by basic indexing: a view (np.take would copy the whole volume)."""
+    return data[(slice(None),) * axis + (index,)]
 
 
 def canonical_slices(volume: Volume, profile: Profile, name: str = COMMAND_NAME) -> list[tuple[str, np.ndarray]]:
