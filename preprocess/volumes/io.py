@@ -12,8 +12,9 @@
 - .npy: numpy, memory-mapped.
 - Header numbers that shape pixels (the scaling, pixdim, the affine's voxel sizes) pass
   preprocess.formats.headervalues: text, inf, NaN or a value beyond its sane range is bad input of the file.
-- MMDental's rule reads through nibabel itself (`read_nifti_canonical`): closest canonical orientation and
-  `get_fdata(float32)`, whose values the reference's pixels come from.
+- MMDental's rule reads as nibabel does (`read_nifti_canonical`): closest canonical orientation and
+  `get_fdata(float32)`, whose values the reference's pixels come from; unscaled 8/16-bit integers are those
+  values exactly, so they are read as above and reoriented by views, everything else by nibabel itself.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from preprocess.errors import RawDataError
 from preprocess.formats.fsutil import is_within
 from preprocess.formats.headervalues import Field, number
 from preprocess.formats.rawroot import Boundary
+from preprocess.volumes.transforms import is_small_int
 
 # No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
 # corrupt (vox_offset 1e30), said before any read.
@@ -226,9 +228,15 @@ def _nibabel_header(path: Path) -> HeaderPlan:
 
 
 def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
+    header, count = _nifti_header(path, limits or Limits())
+    data = _squeeze_4d(_nifti_voxels(path, header, count), path)
+    return Volume(data, header.affine, header.slope, header.inter, path, header.zooms)
+
+
+def _nifti_voxels(path: Path, header: HeaderPlan, count: int) -> np.ndarray:
+    """The voxel block, one ISA-L inflate, viewed in the header's dtype and shape (no copy)."""
     from isal import igzip
 
-    header, count = _nifti_header(path, limits or Limits())
     size = count * header.dtype.itemsize
     try:
         opener = igzip.open if path.name.lower().endswith(".gz") else open
@@ -249,16 +257,45 @@ def read_nifti(path: Path, limits: Limits | None = None) -> Volume:
             f"{path}: holds {len(raw)} voxel bytes, its header promises {size} "
             f"(shape {header.shape}, {header.dtype}); the file is truncated, download it again"
         )
-    data = np.frombuffer(raw, dtype=header.dtype, count=count).reshape(header.shape, order=header.order)
-    return Volume(_squeeze_4d(data, path), header.affine, header.slope, header.inter, path, header.zooms)
+    return np.frombuffer(raw, dtype=header.dtype, count=count).reshape(header.shape, order=header.order)
 
 
 def read_nifti_canonical(path: Path, limits: Limits | None = None) -> Volume:
-    """nibabel's closest canonical (RAS) image as float32 (`get_fdata(dtype=float32)`), NaN/inf -> 0, a
-    singleton 4th axis dropped; header scaling is already in the values."""
+    """nibabel's closest canonical (RAS) image as `get_fdata(dtype=float32)` gives it, NaN/inf -> 0, a
+    singleton 4th axis dropped; header scaling is already in the values.
+
+    Unscaled 8/16-bit integers, whose float32 values are the stored ones: the stored array, reoriented by
+    views (nibabel's own orientation), with no float copy; everything else through nibabel itself."""
+    header, count = _nifti_header(path, limits or Limits())
+    orientation = _stored_canonical(header)
+    if orientation is None:
+        return _nibabel_canonical(path)
     import nibabel as nib
 
-    _nifti_header(path, limits or Limits())
+    data = _nifti_voxels(path, header, count)
+    if data.ndim == 4:
+        data = data[:, :, :, 0]
+    canonical = nib.orientations.apply_orientation(data, orientation)
+    affine = header.affine @ nib.orientations.inv_ornt_aff(orientation, data.shape)
+    return Volume(canonical, affine, 1.0, 0.0, path)
+
+
+def _stored_canonical(header: HeaderPlan) -> np.ndarray | None:
+    """nibabel's closest-canonical orientation when the stored values are get_fdata's float32 values exactly
+    (native 8/16-bit integers, no scaling) and the volume is 3D (or a singleton 4D); else None."""
+    import nibabel as nib
+
+    shape = header.shape
+    three_d = len(shape) == 3 or (len(shape) == 4 and shape[3] == 1)
+    if not (three_d and is_small_int(header.dtype) and (header.slope, header.inter) == (1.0, 0.0)):
+        return None
+    orientation = nib.orientations.io_orientation(header.affine)
+    return orientation if np.isfinite(orientation).all() else None
+
+
+def _nibabel_canonical(path: Path) -> Volume:
+    import nibabel as nib
+
     try:
         image = nib.as_closest_canonical(nib.load(str(path)))
         data = image.get_fdata(dtype=np.float32)

@@ -69,12 +69,27 @@ def _ct_slice(volume: Volume, profile: Profile, index: int) -> np.ndarray:
 def _cbct_views(data: np.ndarray, profile: Profile):
     """One window for the volume; per view, `count` slices from the central span of its axis, transposed."""
     low, high = T.cbct_window(data, profile.low_pct, profile.high_pct, profile.stretch)
+    mapping = _cbct_mapping(data.dtype, low, high)
     slices = []
     for view, axis in profile.views:
         for k, index in enumerate(T.cbct_indices(data.shape[axis], profile.count, profile.span)):
-            plane = np.take(data, int(index), axis=axis).T
-            slices.append(({"view": view, "k": k, "index": int(index)}, T.cbct_to_uint8(plane, low, high)))
+            plane = _plane(data, axis, int(index)).T
+            slices.append(({"view": view, "k": k, "index": int(index)}, mapping(plane)))
     return slices
+
+
+def _cbct_mapping(dtype: np.dtype, low: float, high: float):
+    """The window as a table over every stored value of an 8/16-bit integer volume (each value as float32, as
+    nibabel's get_fdata gives it), else computed on the float32 slice."""
+    if not T.is_small_int(dtype):
+        return lambda plane: T.cbct_to_uint8(plane, low, high)
+    lut = T.cbct_lut(dtype, low, high)
+    return lambda plane: T.apply_lut(lut, plane)
+
+
+def _plane(data: np.ndarray, axis: int, index: int) -> np.ndarray:
+    """data[..., index, ...] along `axis` by basic indexing: a view (np.take would copy the whole volume)."""
+    return data[(slice(None),) * axis + (index,)]
 
 
 def canonical_slices(volume: Volume, profile: Profile, name: str = COMMAND_NAME) -> list[tuple[str, np.ndarray]]:

@@ -160,21 +160,129 @@ def list_sample_indices(informative_idx: np.ndarray, total: int, count: int, sho
 # --- MMDental's CBCT rule: one window per volume, three views ----------------------------------------------
 
 
-def cbct_window(volume32: np.ndarray, low_pct: float, high_pct: float, stretch: float) -> tuple[float, float]:
-    """Percentiles of the finite (non-zero, if any) values, as Python floats; min/max when not finite or not
-    increasing, +1 when still flat; then the upper bound moved out to low + (high - low) * stretch."""
-    values = volume32[np.isfinite(volume32)]
-    nonzero = values[values != 0]
-    if nonzero.size:
-        values = nonzero
-    if values.size == 0:
+def cbct_window(volume: np.ndarray, low_pct: float, high_pct: float, stretch: float) -> tuple[float, float]:
+    """Percentiles of the finite (non-zero, if any) values taken as float32, as Python floats; min/max when not
+    finite or not increasing, +1 when still flat; then the upper bound moved out to low + (high - low) * stretch.
+
+    8/16-bit integer volumes are counted in one pass (`Histogram`), others copied once (the selected values)."""
+    sample = Histogram.of(volume) if is_small_int(volume.dtype) else _Values.of(volume)
+    if sample.size == 0:
         return 0.0, 1.0  # the script returns this before stretching
-    low, high = float(np.percentile(values, low_pct)), float(np.percentile(values, high_pct))
+    low, high = sample.percentile(low_pct), sample.percentile(high_pct)
     if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
-        low, high = float(values.min()), float(values.max())
+        low, high = sample.min(), sample.max()
     if high <= low:
         high = low + 1.0
     return low, low + (high - low) * stretch
+
+
+@dataclass(frozen=True)
+class _Values:
+    """The selected values of a float volume (one copy), partitioned in place by each percentile."""
+
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, volume: np.ndarray) -> _Values:
+        finite = np.isfinite(volume)
+        chosen = volume[finite & (volume != 0)]
+        return cls(chosen if chosen.size else volume[finite])
+
+    @property
+    def size(self) -> int:
+        return self.values.size
+
+    def percentile(self, q: float) -> float:
+        # Each percentile asked for alone, as the script does (a list would come back in float64); partitioning
+        # the copy in place keeps its values, so the second call sees the same sample.
+        return float(np.percentile(self.values, q, overwrite_input=True))
+
+    def min(self) -> float:
+        return float(self.values.min())
+
+    def max(self) -> float:
+        return float(self.values.max())
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """An 8/16-bit integer volume's non-zero values (all of them when every one is zero) as counts of each
+    distinct value: its order statistics, hence np.percentile's result on those values as float32, without
+    sorting or copying the volume."""
+
+    values: np.ndarray  # the distinct values present, ascending, float32
+    ends: np.ndarray  # cumulative counts: values[i] fills the sorted positions ends[i-1] .. ends[i] - 1
+
+    @classmethod
+    def of(cls, volume: np.ndarray) -> Histogram:
+        counts = value_counts(volume)
+        first = int(np.iinfo(volume.dtype).min)
+        if counts.sum() > counts[-first]:
+            counts[-first] = 0  # zeros are left out when anything else is there
+        present = np.flatnonzero(counts)
+        return cls((present + first).astype(F32), np.cumsum(counts[present]))
+
+    @property
+    def size(self) -> int:
+        return int(self.ends[-1]) if self.ends.size else 0
+
+    def at(self, position: int) -> np.float32:
+        """The value at a position of the sorted sample."""
+        return self.values[np.searchsorted(self.ends, position, side="right")]
+
+    def percentile(self, q: float) -> float:
+        """np.percentile(sample, q) for the default (linear) method, operation by operation: the virtual
+        position (n - 1) * q / 100 in float64, its two neighbours, and the interpolation in float32."""
+        last = self.size - 1
+        virtual = last * (q / 100)
+        below = min(int(np.floor(virtual)), last)
+        low, high = self.at(below), self.at(min(below + 1, last))
+        return float(_lerp32(low, high, virtual - below))
+
+    def min(self) -> float:
+        return float(self.values[0])
+
+    def max(self) -> float:
+        return float(self.values[-1])
+
+
+def _lerp32(low: np.float32, high: np.float32, gamma: float) -> np.float32:
+    """numpy's quantile interpolation for float32 neighbours (gamma taken as float32): from the nearer one."""
+    step = high - low
+    if gamma >= 0.5:
+        return high - step * F32(1 - gamma)
+    return low + step * F32(gamma)
+
+
+HISTOGRAM_CHUNK = 1 << 20  # voxels per bincount: its int64 copy of the indices stays a few MB
+
+
+def value_counts(volume: np.ndarray) -> np.ndarray:
+    """How often each value of an 8/16-bit integer dtype occurs, indexed by value - dtype min."""
+    flat = _memory_order(volume)
+    unsigned = flat.view(f"u{flat.dtype.itemsize}")
+    span = 1 << (8 * flat.dtype.itemsize)
+    counts = np.zeros(span, dtype=np.int64)
+    for start in range(0, unsigned.size, HISTOGRAM_CHUNK):
+        counts += np.bincount(unsigned[start : start + HISTOGRAM_CHUNK], minlength=span)
+    offset = -int(np.iinfo(volume.dtype).min)
+    return np.roll(counts, offset) if offset else counts  # the unsigned view puts negative values last
+
+
+def _memory_order(volume: np.ndarray) -> np.ndarray:
+    """The elements as one flat array in memory order: a view of a whole block read in any axis order with
+    any flips (a reoriented volume), a copy only when the elements are not one block."""
+    for axis in range(volume.ndim):
+        if volume.strides[axis] < 0:
+            volume = np.flip(volume, axis)
+    order = np.argsort(volume.strides, kind="stable")[::-1]
+    return volume.transpose(order).reshape(-1)
+
+
+def cbct_lut(dtype: np.dtype, low: float, high: float) -> np.ndarray:
+    """`cbct_to_uint8` over every value of an 8/16-bit integer dtype (each value as float32), for apply_lut."""
+    info = np.iinfo(dtype)
+    return cbct_to_uint8(np.arange(info.min, info.max + 1).astype(F32), low, high)
 
 
 def cbct_indices(length: int, count: int, fractions: tuple[float, float]) -> np.ndarray:
