@@ -189,7 +189,8 @@ def measure(config: Path, settings, key: str, subset, conversion, cpu: int, repe
         "files": round(files / items, 2),
         "bytes": round(size / items),
         "peak_rss_mb": {small_items: round(small_rss / 1e6), items: round(whole_rss / 1e6)},
-        "basis": f"{items} real-size items{_at(key)} ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}",
+        "basis": f"{items} real-size items{_at(key)} ({SIZES[_source(subset, conversion)].item}); {subset.key}{floor}"
+        f"; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",  # a busy machine's seconds are others' too
     }
 
 
