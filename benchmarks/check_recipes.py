@@ -6,11 +6,14 @@ bytes of a file the recipe keeps as the upstream's, and for a link the folder bo
 
 Each conversion is built into a DATA_BASEDIR of its own (a copy of the demo's release records, the task JSONs
 and Train_Data JSONLs, which the record-driven conversions read), so that its image folders hold that
-conversion's outputs and nothing else; `splits: all` lets the train twins run.
+conversion's outputs and nothing else; `splits: all` lets the train twins run (a test conversion runs with
+`splits: test`, which asks for no train raw files: the real-size fakes have none of some sources).
 
     python benchmarks/check_recipes.py [--out benchmarks/out/check_recipes]                 # the demo
     python benchmarks/check_recipes.py --real-sizes --items 2 --sources vindr_cxr mrnet    # real-size fakes
     python benchmarks/check_recipes.py --only 2D_Task/VindrCXR                             # some subsets
+    python benchmarks/check_recipes.py --vindr-png-copy        # VinDr-CXR from a PNG copy of its DICOMs
+    python benchmarks/check_recipes.py --mammo-physionet       # VinDr-Mammo's PhysioNet route too
 
 Prints one line per conversion and writes results.tsv in --out; exit status 1 when any differs.
 """
@@ -50,6 +53,58 @@ def make_demo(folder: Path, real_sizes: bool, items: int, sources: list[str] | N
     if real_sizes:
         command += ["--real-sizes", "--items", str(items), *(["--sources", *sources] if sources else [])]
     subprocess.run(command, check=True, cwd=REPO)
+
+
+def with_vindr_png_copy(demo: Path, target: Path) -> Path:
+    """A copy of the demo with the other VinDr-CXR route: a full-resolution PNG copy of the DICOMs in
+    vindr-cxr/VinDr-CXR-dataset/ai-vinbigdata/{split}/<image_id>.png (the kind the authors cut from), made
+    here as 16-bit PNGs of the stored values, so that both the hard-linked query files and crops in a 16-bit
+    mode are compared. Only vindr-cxr's raw folder is copied: the conversion reads no other."""
+    import pydicom
+
+    if (target / "raw").is_dir():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(demo / "DATA_BASEDIR", target / "DATA_BASEDIR")
+    shutil.copy(demo / "registry-overrides.yaml", target / "registry-overrides.yaml")
+    shutil.copytree(demo / "raw" / "vindr-cxr", target / "raw" / "vindr-cxr")
+    for dicom in sorted((target / "raw" / "vindr-cxr").glob("*/*.dicom")):
+        png = target / "raw" / "vindr-cxr" / "VinDr-CXR-dataset" / "ai-vinbigdata" / dicom.parent.name
+        png.mkdir(parents=True, exist_ok=True)
+        stored = pydicom.dcmread(str(dicom)).pixel_array.astype(np.uint16)
+        Image.fromarray(stored).save(png / f"{dicom.stem}.png")
+    return target
+
+
+def with_mammo_physionet(demo: Path, target: Path) -> Path:
+    """A copy of the demo whose vindr-mammo folder also holds the PhysioNet route's DICOMs (the demo fakes'
+    own writer: one MONOCHROME1 image and one FOR PROCESSING image, which both routes leave out)."""
+    from preprocess.datasets.vindr_mammo.fakes import vindr_mammo_physionet
+
+    if (target / "raw").is_dir():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(demo / "DATA_BASEDIR", target / "DATA_BASEDIR")
+    shutil.copy(demo / "registry-overrides.yaml", target / "registry-overrides.yaml")
+    shutil.copytree(demo / "raw" / "vindr-mammo", target / "raw" / "vindr-mammo")
+    vindr_mammo_physionet(target / "raw" / "vindr-mammo")
+    return target
+
+
+def overrides(demo: Path, source_id: str, variant: str | None) -> Path:
+    """The registry overrides of the demo, or of one source variant: the demo's pin the default copy's files
+    (their paths and MD5s), which would make a variant read the default copy's files. The real-size fakes
+    write a variant's own (variants/<source>-<variant>/); elsewhere the source's entry is left out."""
+    if variant is None:
+        return demo / "registry-overrides.yaml"
+    own = demo / "variants" / f"{source_id}-{variant}" / "registry-overrides.yaml"
+    if own.is_file():
+        return own
+    pinned = yaml.safe_load((demo / "registry-overrides.yaml").read_text())
+    pinned.get("sources", {}).pop(source_id, None)
+    path = demo / f"registry-overrides-{source_id}-{variant}.yaml"
+    path.write_text(yaml.safe_dump(pinned))
+    return path
 
 
 def fresh_basedir(demo: Path, target: Path) -> Path:
@@ -100,12 +155,13 @@ def check(demo: Path, out: Path, key: str, conversion: str, variant: str | None,
     build = out / "builds" / label.replace("/", "+").replace(" ", "").replace("[", "@").replace("]", "")
     data = fresh_basedir(demo, build / "DATA")
     subset = registry.subset(key)
+    train = any(c.name == conversion and c.split == "train" for conv in subset.conversions for c in conv.twins())
     config = {
         "raw_root": str(demo / "raw"),
         "data_basedir": str(data),
-        "registry_overrides": str(demo / "registry-overrides.yaml"),
+        "registry_overrides": str(overrides(demo, subset.source_ids[0], variant)),
         "subsets": [key],
-        "splits": "all",  # the train twins run too
+        "splits": "all" if train else "test",  # a train twin runs with all; a test one needs no train raw files
         "source_variants": {subset.source_ids[0]: variant} if variant else {},
     }
     (build / "config.yaml").write_text(yaml.safe_dump(config))
@@ -118,7 +174,12 @@ def check(demo: Path, out: Path, key: str, conversion: str, variant: str | None,
     command += ["--conversion", conversion, "--results", str(build / "results")]
     run = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if run.returncode:
-        row["result"] = "pipeline failed: " + (run.stderr.strip().splitlines() or ["?"])[-1]
+        lines = run.stderr.strip().splitlines() or ["?"]
+        missing = next((x.strip(" -") for x in lines if "missing:" in x), None)
+        if train and missing:  # the real-size fakes write the test split of most sources only
+            row["result"] = f"not checked: this raw tree has no train files ({missing})"
+        else:
+            row["result"] = "pipeline failed: " + (missing or lines[-1].strip())
         return row
 
     def raw(source_id: str) -> Path:
@@ -146,10 +207,22 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2, help="--real-sizes: items a source")
     parser.add_argument("--sources", nargs="+", help="--real-sizes: only these sources")
     parser.add_argument("--only", nargs="+", help="only these subsets (keys)")
+    parser.add_argument(
+        "--mammo-physionet", action="store_true", help="VinDr-Mammo only, on the demo given PhysioNet DICOMs too"
+    )
+    parser.add_argument(
+        "--vindr-png-copy", action="store_true", help="VinDr-CXR only, on the demo given a PNG copy of its DICOMs"
+    )
     args = parser.parse_args()
     name = "demo" if not args.real_sizes else f"real-{args.items}-" + "-".join(args.sources or ["all"])
     demo = (args.out / name).resolve()
     make_demo(demo, args.real_sizes, args.items, args.sources)
+    if args.mammo_physionet:
+        name += "-mammo-physionet"
+        demo, args.only = with_mammo_physionet(demo, (args.out / name).resolve()), ["2D_Task/VindrMammo"]
+    if args.vindr_png_copy:
+        name += "-vindr-png-copy"
+        demo, args.only = with_vindr_png_copy(demo, (args.out / name).resolve()), ["2D_Task/VindrCXR"]
     registry = load_registry()
     todo = [(key, conversion, None, recipe) for (key, conversion), recipe in RECIPES.items()]
     todo += [(key, conversion, variant, recipe) for (key, conversion, variant), recipe in VARIANT_RECIPES.items()]

@@ -139,14 +139,13 @@ def _png(path: Path) -> Image.Image:
 # --- DICOM to 8 bits (VinDr-CXR's query images; VinDr-Mammo's PhysioNet route) ---------------------------------
 
 
-def dicom_pixels(path: Path) -> tuple[np.ndarray, bool]:
+def dicom_pixels(path: Path) -> np.ndarray:
     """The pipeline's documented DICOM rule (docs/conversions/crops.md, "DICOM"), which the authors cannot
     give: their PNG copy of VinDr-CXR came from a conversion they did not publish. pydicom decodes (JPEG 2000
     through the pylibjpeg plug-ins), the rescale slope and intercept are applied; the first VOI window (first
     value of a multi-valued centre and width) maps linearly to 0..255 as DICOM PS3.3 C.11.2.1.2 defines it,
     or, without a window (or one narrower than 1), the 0.5th-99.5th percentiles of the non-padding pixels do;
-    MONOCHROME1 is inverted (air dark, bone bright) before the truncation to uint8, padding pixels are 0.
-    Returns the 8-bit pixels and whether the header says FOR PROCESSING."""
+    MONOCHROME1 is inverted (air dark, bone bright) before the truncation to uint8, padding pixels are 0."""
     import pydicom
 
     dataset = pydicom.dcmread(str(path))
@@ -166,13 +165,22 @@ def dicom_pixels(path: Path) -> tuple[np.ndarray, bool]:
     if str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1":
         scaled = 255.0 - scaled
     scaled[~real] = 0
+    return scaled.astype(np.uint8)
+
+
+def _for_processing(path: Path) -> bool:
+    """Whether the header (read without the pixels) says the image is FOR PROCESSING, not for display."""
+    import pydicom
+
+    dataset = pydicom.dcmread(str(path), stop_before_pixels=True)
     intent = str(dataset.get("PresentationIntentType", "")).upper()
-    kinds = " ".join(str(v).upper() for v in (dataset.get("ImageType") or []))
-    return scaled.astype(np.uint8), "FOR PROCESSING" in intent or "FOR PROCESSING" in kinds
+    return "FOR PROCESSING" in intent or "FOR PROCESSING" in " ".join(
+        str(v).upper() for v in dataset.get("ImageType") or []
+    )
 
 
 def _dicom_image(path: Path) -> Image.Image:
-    return gray_or_rgb(dicom_pixels(path)[0])
+    return gray_or_rgb(dicom_pixels(path))
 
 
 # --- VinDr-CXR (REFERENCE.md "VinDr-CXR") -----------------------------------------------------------------------
@@ -247,14 +255,15 @@ def _mammo(rows, names, splits: set[str], read, query_bytes) -> Outputs:
     """One query image per image_id and a crop per (category, merged box); read(patient, image) gives the
     Pillow image, query_bytes(patient, image) the query file's bytes when it is the upstream's own (else None:
     the query is the image itself)."""
-    groups, patients = defaultdict(lambda: defaultdict(list)), {}
+    groups, patients, split_of = defaultdict(lambda: defaultdict(list)), {}, {}
     for image_id, patient, split, categories, box in rows:
-        if split in splits:
-            patients[image_id] = patient
-            for category in categories:
-                groups[image_id][category].append(box)
+        patients[image_id], split_of[image_id] = patient, split  # an image's last row says both, as in the script
+        for category in categories:
+            groups[image_id][category].append(box)
     class_ids, made = _class_ids(names), {}
     for image_id, found in groups.items():
+        if split_of[image_id] not in splits:
+            continue
         patient = patients[image_id]
         image = _once(lambda p=patient, i=image_id: read(p, i))
         query = f"{VINDR_MAMMO}/images_png/{patient}/{image_id}.png"
@@ -279,7 +288,7 @@ def _vindr_mammo_physionet(raw, splits: set[str]) -> Outputs:
     base = raw("vindr_mammo")
     rows, names = _mammo_rows(base / "finding_annotations.csv", ("xmin", "ymin", "xmax", "ymax"), "study_id")
     dicom = lambda study, image_id: base / "images" / study / f"{image_id}.dicom"  # noqa: E731
-    shown = [row for row in rows if not dicom_pixels(dicom(row[1], row[0]))[1]]  # a header read per row: plain
+    shown = [row for row in rows if not _for_processing(dicom(row[1], row[0]))]
     return _mammo(shown, names, splits, lambda s, i: _dicom_image(dicom(s, i)), lambda s, i: None)
 
 
@@ -554,7 +563,9 @@ def _authors_ct_rate():
 
 def _ct_rate(raw, split: str) -> Outputs:
     """Every dataset/{split}_fixed/<case>/<scan>/<scan>_1.nii.gz: 64 slices and the AP DRR; both are written by
-    the re-stated scripts into a scratch folder on the first use of a scan and read back."""
+    the re-stated scripts into a scratch folder on the first use of a scan and read back. So a timing of these
+    outputs counts the scripts' own PNG writes plus one decode of each (and the caller's write on top):
+    volume_path.py times the same program as a whole process, without those extra steps."""
     slices, drr = _authors_ct_rate()
     made = {}
     for path in sorted((raw("ct_rate") / "dataset" / f"{split}_fixed").glob("*/*/*_1.nii.gz")):
