@@ -139,13 +139,21 @@ def _png(path: Path) -> Image.Image:
 # --- DICOM to 8 bits (VinDr-CXR's query images; VinDr-Mammo's PhysioNet route) ---------------------------------
 
 
+def _first(value) -> float:
+    """A header number, or the first of a multi-valued one (several VOI windows: the first is the default)."""
+    from pydicom.multival import MultiValue
+
+    return float(value[0] if isinstance(value, MultiValue) else value)
+
+
 def dicom_pixels(path: Path) -> np.ndarray:
     """The pipeline's documented DICOM rule (docs/conversions/crops.md, "DICOM"), which the authors cannot
     give: their PNG copy of VinDr-CXR came from a conversion they did not publish. pydicom decodes (JPEG 2000
     through the pylibjpeg plug-ins), the rescale slope and intercept are applied; the first VOI window (first
     value of a multi-valued centre and width) maps linearly to 0..255 as DICOM PS3.3 C.11.2.1.2 defines it,
     or, without a window (or one narrower than 1), the 0.5th-99.5th percentiles of the non-padding pixels do;
-    MONOCHROME1 is inverted (air dark, bone bright) before the truncation to uint8, padding pixels are 0."""
+    MONOCHROME1 is inverted (air dark, bone bright) before the truncation to uint8 (255 - s, then the floor:
+    inverting after the floor would move some pixels by one), padding pixels are 0."""
     import pydicom
 
     dataset = pydicom.dcmread(str(path))
@@ -155,9 +163,8 @@ def dicom_pixels(path: Path) -> np.ndarray:
     padding = dataset.get("PixelPaddingValue")
     real = np.ones(stored.shape, bool) if padding in (None, "") else stored != int(padding)
     centres, widths = dataset.get("WindowCenter"), dataset.get("WindowWidth")
-    first = lambda value: float(value[0] if isinstance(value, pydicom.multival.MultiValue) else value)  # noqa: E731
-    if centres not in (None, "") and widths not in (None, "") and first(widths) >= 1:
-        centre, width = first(centres), first(widths)
+    if centres not in (None, "") and widths not in (None, "") and _first(widths) >= 1:
+        centre, width = _first(centres), _first(widths)
         low, high = centre - 0.5 - (width - 1) / 2, centre - 0.5 + (width - 1) / 2
     else:
         low, high = np.percentile(values[real] if real.any() else values, [0.5, 99.5])
@@ -173,10 +180,8 @@ def _for_processing(path: Path) -> bool:
     import pydicom
 
     dataset = pydicom.dcmread(str(path), stop_before_pixels=True)
-    intent = str(dataset.get("PresentationIntentType", "")).upper()
-    return "FOR PROCESSING" in intent or "FOR PROCESSING" in " ".join(
-        str(v).upper() for v in dataset.get("ImageType") or []
-    )
+    said = [str(dataset.get("PresentationIntentType", "")), *(str(v) for v in dataset.get("ImageType") or [])]
+    return "FOR PROCESSING" in " ".join(said).upper()
 
 
 def _dicom_image(path: Path) -> Image.Image:
