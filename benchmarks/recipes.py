@@ -12,8 +12,9 @@ CheXpert Plus image roots, which are links into the user's raw copy, not files).
 pipeline's convert and a decode+encode floor; `VARIANT_RECIPES` adds the source variants the registry has
 (VinDr-Mammo's PhysioNet DICOMs). benchmarks/check_recipes.py compares each with the pipeline's outputs.
 
-Like the oracles, nothing here imports preprocess.convert, preprocess.volumes or preprocess.formats: a
-comparison of the two is a comparison of two statements of each rule. The rules are REFERENCE.md's (the
+Like the oracles, this module's own imports name none of preprocess.convert, preprocess.volumes or
+preprocess.formats (the test of the oracles parses their imports in the same way): a comparison of the two is
+a comparison of two statements of each rule. The rules are REFERENCE.md's (the
 authors' scripts, `ziz-797/Processing_Code`), with one exception where the authors' input does not exist for a
 user: VinDr-CXR's query PNGs, which the authors converted from the DICOMs by a route nobody published; the
 recipe then states the pipeline's documented DICOM rule (docs/conversions/crops.md, "DICOM").
@@ -26,7 +27,6 @@ import csv
 import json
 import re
 import shutil
-import sys
 import tempfile
 import zipfile
 from collections import defaultdict
@@ -556,11 +556,16 @@ def mrnet_train(raw, named) -> Outputs:
 def _authors_ct_rate():
     """slices(path, folder) and drr(path, folder), the two CT-RATE scripts' steps as volume_path.py re-states
     them (its AUTHORS program, whose part before the command line defines them): one statement of the rule,
-    timed there and checked here."""
-    sys.path.insert(0, str(BENCHMARKS))  # volume_path imports its sibling `timing`, as the scripts run it
-    from volume_path import AUTHORS
-
-    definitions = AUTHORS.split("\nout = Path(sys.argv[1])", 1)[0]
+    timed there and checked here. The program text is read out of volume_path.py's source rather than by
+    importing the module, which would need benchmarks/ on sys.path (for its sibling `timing`) and would import
+    the pipeline's raw-file register for its own set-up: neither is part of the recipe."""
+    tree = ast.parse((BENCHMARKS / "volume_path.py").read_text(encoding="utf-8"))
+    program = next(
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["AUTHORS"]
+    )
+    definitions = program.split("\nout = Path(sys.argv[1])", 1)[0]
     namespace: dict = {}
     exec(compile(definitions, "volume_path.AUTHORS", "exec"), namespace)  # our own program text: volume_path.py's
     return namespace["slices"], namespace["drr"]
