@@ -1,5 +1,6 @@
 """The authors' recipes re-stated plainly, for the conversions the demo's release has no oracle for (the ten
-restricted subsets: the release may not ship their images, so preprocess/demo/release_images never makes them).
+restricted subsets: the release may not ship their images, so preprocess/demo/release_images never makes them;
+and the MedMNIST flags the demo leaves out, by the oracle's own rule).
 
 Each recipe has the shape of a release oracle, `recipe(raw, named) -> Outputs`: raw(source_id) is the source's
 raw folder, named the list of preprocess.demo.release_images.records.named(data_basedir, registry), and Outputs
@@ -37,6 +38,7 @@ import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
 
+from preprocess.demo.release_images import medmnist
 from preprocess.demo.release_images.outputs import Outputs, gray_or_rgb, raw_file
 
 BENCHMARKS = Path(__file__).resolve().parent
@@ -606,7 +608,41 @@ def ct_rate_train(raw, named) -> Outputs:
     return _ct_rate(raw, "train")
 
 
+# --- MedMNIST flags the demo's release leaves out: the oracle's rule, at 224 px (2D) and 64 (3D) ---------------
+
+MEDMNIST_2D = {  # subset -> (npz, folder, the MedMNIST label names (its INFO), multi-label)
+    "2D_Task/DermaMNIST": ("dermamnist_224.npz", "DermaMNIST", [
+        "actinic keratoses and intraepithelial carcinoma", "basal cell carcinoma", "benign keratosis-like lesions",
+        "dermatofibroma", "melanoma", "melanocytic nevi", "vascular lesions"], False),
+    "2D_Task/OCTMNIST": ("octmnist_224.npz", "OCTMNIST", [
+        "choroidal neovascularization", "diabetic macular edema", "drusen", "normal"], False),
+    "2D_Task/OrganCMNIST": ("organcmnist_224.npz", "OrganCMNIST", medmnist.ORGAN, False),
+    "2D_Task/OrganSMNIST": ("organsmnist_224.npz", "OrganSMNIST", medmnist.ORGAN, False),
+    "2D_Task/PathMNIST": ("pathmnist_224.npz", "PathMNIST", [
+        "adipose", "background", "debris", "lymphocytes", "mucus", "smooth muscle", "normal colon mucosa",
+        "cancer-associated stroma", "colorectal adenocarcinoma epithelium"], False),
+    "2D_Task/TissueMNIST": ("tissuemnist_224.npz", "TissueMNIST", [
+        "Collecting Duct, Connecting Tubule", "Distal Convoluted Tubule", "Glomerular endothelial cells",
+        "Interstitial endothelial cells", "Leukocytes", "Podocytes", "Proximal Tubule Segments",
+        "Thick Ascending Limb"], False),
+}  # fmt: skip
+MEDMNIST_3D = {
+    "3D_Task/NoduleMNIST": ("nodulemnist3d_64.npz", "NoduleMNIST"),
+    "3D_Task/SynapseMNIST": ("synapsemnist3d_64.npz", "SynapseMNIST"),
+}
+
+
+def _medmnist_2d(entry):
+    return lambda raw, named: medmnist.flag_2d(raw, *entry)
+
+
+def _medmnist_3d(entry):
+    return lambda raw, named: medmnist.flag_3d(raw, *entry)
+
+
 RECIPES = {
+    **{(key, "npz_unpack_2d"): _medmnist_2d(entry) for key, entry in MEDMNIST_2D.items()},
+    **{(key, "npz_slices_3d"): _medmnist_3d(entry) for key, entry in MEDMNIST_3D.items()},
     ("2D_Task/VindrCXR", "annotation_crop"): vindr_cxr_test,
     ("2D_Task/VindrCXR", "annotation_crop_train"): vindr_cxr_train,
     ("2D_Task/VindrMammo", "annotation_crop"): vindr_mammo_test,

@@ -90,11 +90,11 @@ def run_tool(command: list[str]) -> tuple[float, str]:
     return float(found.group(1)), log
 
 
-def convert_command(config: Path, subset, conversion, data: Path, results: Path, manifest: Path) -> list[str]:
+def convert_command(config: Path, subset, conversion, data: Path, results: Path, manifest: Path, shard: str):
     return [
         *(sys.executable, "-m", "preprocess", "convert", subset.key, "--conversion", conversion.name),
         *("--config", str(config), "--data-basedir", str(data), "--results", str(results)),
-        *("--manifest", str(manifest), "--workers", "1"),
+        *("--manifest", str(manifest), "--workers", "1", "--shard", shard),
     ]
 
 
@@ -128,57 +128,70 @@ def bench_lock():
 
 
 def measure_row(key, subset, conversion, config: Path, fakes: Path, folders, repeats: int, cpu: str) -> dict:
-    """One row: the traced warm-up, then the three tools interleaved, medians per item and the pixel check."""
+    """One row: the traced warm-ups, then the three tools interleaved, each on every item and on one, so that
+    the per-item figure is the steady state, (all - one) / (items - 1), without what a run costs once (a
+    conversion's plan and journal, a recipe's tables, imports not counted at all); the pixel check."""
     from item_costs import item_count
 
     from preprocess.registry.config import load_settings
 
     settings = load_settings(config)
-    items = max(item_count(settings, subset, conversion), 1)
+    items = item_count(settings, subset, conversion)
+    if items < 2:
+        raise RuntimeError(f"{items} item(s) in the fakes: a steady state needs two or more")
     records = fakes / "DATA_BASEDIR"
     warm = next(folders)
     results = warm / "results"  # the checksum and schema caches every convert run shares, as a workflow's jobs
-    data = fresh_tree(records, warm)
-    traced = warm / "traced.json"
-    trace = [sys.executable, str(Path(__file__)), "--trace", str(traced), "--raw-root", str(fakes / "raw"), "--"]
-    run_tool(trace + convert_command(config, subset, conversion, data, results, warm / "manifest.tsv")[3:])
-    written = manifest_rows(warm / "manifest.tsv")
-    plan = floor_plan(json.loads(traced.read_text()), written, data, warm / "floor")
-    plan_file = warm / "floor" / "plan.json"
-    plan_file.write_text(json.dumps(plan))
-    names = warm / "names.json"
-    names.write_text(json.dumps([path for path, _, _ in written]))
+    sizes = {"all": "1/1", "one": f"1/{items}"}  # shard 1 of N holds the item at position 0 alone
+    inputs = {}
+    for size, shard in sizes.items():
+        folder = warm / size
+        data = fresh_tree(records, folder)
+        traced = folder / "traced.json"
+        trace = [sys.executable, str(Path(__file__)), "--trace", str(traced), "--raw-root", str(fakes / "raw"), "--"]
+        convert = convert_command(config, subset, conversion, data, results, folder / "manifest.tsv", shard)
+        run_tool(trace + convert[3:])
+        written = manifest_rows(folder / "manifest.tsv")
+        plan = floor_plan(json.loads(traced.read_text()), written, data, folder / "floor")
+        (folder / "floor" / "plan.json").write_text(json.dumps(plan))
+        (folder / "names.json").write_text(json.dumps([path for path, _, _ in written]))
+        inputs[size] = written
+    written = inputs["all"]
 
-    def command(tool: str, out: Path) -> list[str]:
+    def command(tool: str, size: str, out: Path) -> list[str]:
         if tool == "convert":
             tree = fresh_tree(records, out)
-            return convert_command(config, subset, conversion, tree, results, out / "manifest.tsv")
+            return convert_command(config, subset, conversion, tree, results, out / "manifest.tsv", sizes[size])
         if tool == "recipe":
             return [
                 *(sys.executable, str(Path(__file__)), "--recipe", subset.key, conversion.name, str(config)),
-                *(str(names), str(out)),
+                *(str(warm / size / "names.json"), str(out)),
             ]
-        return [sys.executable, str(Path(__file__)), "--floor", str(plan_file), str(out)]
+        return [sys.executable, str(Path(__file__)), "--floor", str(warm / size / "floor" / "plan.json"), str(out)]
 
-    seconds = {tool: [] for tool in TOOLS}
+    seconds = {(tool, size): [] for tool in TOOLS for size in sizes}
     loads, last = [], {}
     with bench_lock():
         for repeat in range(repeats):
             order = TOOLS[repeat % 3 :] + TOOLS[: repeat % 3]
-            for tool in order:
-                out = next(folders)
-                out.mkdir(parents=True)
-                taken, _ = run_tool(pinned(command(tool, out), cpu))
-                seconds[tool].append(taken / items)
-                loads.append(os.getloadavg()[0])
-                last[tool] = out
-                print(f"  {key} {repeat + 1} {tool}: {taken:.3f} s, load {loads[-1]:.1f}", file=sys.stderr)
-    equal, compared = same_outputs(last["recipe"], last["convert"] / "DATA", written)
-    medians = {tool: statistics.median(values) for tool, values in seconds.items()}
+            for size in sizes:
+                for tool in order:
+                    out = next(folders)
+                    out.mkdir(parents=True)
+                    taken, _ = run_tool(pinned(command(tool, size, out), cpu))
+                    seconds[tool, size].append(taken)
+                    loads.append(os.getloadavg()[0])
+                    last[tool, size] = out
+                    line = f"{key} {repeat + 1} {tool} {size}: {taken:.3f} s, load {loads[-1]:.1f}"
+                    print(f"  {line}", file=sys.stderr)
+    equal, compared = same_outputs(last["recipe", "all"], last["convert", "all"] / "DATA", written)
+    median = {k: statistics.median(v) for k, v in seconds.items()}
+    steady = {tool: max(median[tool, "all"] - median[tool, "one"], 0.0) / (items - 1) for tool in TOOLS}
     return {
         "key": key, "subset": subset.key, "conversion": conversion.name, "items": items,
-        "outputs": len(written), **{f"{tool}_s": medians[tool] for tool in TOOLS},
-        "spread": {tool: [min(v), max(v)] for tool, v in seconds.items()},
+        "outputs": len(written), **{f"{tool}_s": steady[tool] for tool in TOOLS},
+        **{f"{tool}_once_s": max(median[tool, "one"] - steady[tool], 0.0) for tool in TOOLS},
+        "runs": {f"{tool} {size}": v for (tool, size), v in seconds.items()},
         "equal": equal, "compared": compared, "load": [min(loads), max(loads)],
     }  # fmt: skip
 
@@ -187,12 +200,14 @@ def measure_row(key, subset, conversion, config: Path, fakes: Path, folders, rep
 
 
 def trace_main(traced: Path, raw_root: Path, argv: list[str]) -> None:
-    """Run the CLI in this process, noting every file under the raw root it opens for reading."""
+    """Run the CLI in this process, noting every file under the raw root the conversion opens for reading (its
+    plan and build, convert/base.py `_build`; not the raw check before it)."""
     opened: list[str] = []
     root = str(raw_root.resolve()) + os.sep
+    building = []  # set while the conversion itself runs: the raw check before it opens every file too
 
     def hook(event, args):
-        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        if building and event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
             path = os.fsdecode(args[0])
             mode, flags = args[1], args[2] if len(args) > 2 else 0
             writing = (mode and any(c in mode for c in "wax+")) or (mode is None and flags & (os.O_WRONLY | os.O_RDWR))
@@ -211,18 +226,51 @@ def trace_main(traced: Path, raw_root: Path, argv: list[str]) -> None:
         original(self, source, *rest, **named)
 
     pq.ParquetFile.__init__ = parquet_init
+    members = npz_members_noted()
+    from preprocess.convert import base
+
+    build = base._build
+
+    def traced_build(*rest, **named):
+        building.append(True)
+        try:
+            return build(*rest, **named)
+        finally:
+            building.clear()
+
+    base._build = traced_build
     sys.addaudithook(hook)
     from preprocess.cli import main as cli_main
 
     status = cli_main(argv)
-    traced.write_text(json.dumps(opened))
+    traced.write_text(json.dumps({"files": opened, "npz_members": {k: sorted(v) for k, v in members.items()}}))
     sys.exit(status)
+
+
+def npz_members_noted() -> dict[str, set]:
+    """{npz path: the members the conversion inflated}: the pipeline's npz reader wrapped (a MedMNIST test
+    build inflates the test split's members, not the whole archive)."""
+    from preprocess.formats import npzio
+
+    members: dict[str, set] = {}
+    pieces, whole = npzio._member_pieces, npzio.NpzFile._raw_member
+
+    def noted_pieces(path, entry, *rest, **named):
+        members.setdefault(os.path.realpath(path), set()).add(entry.filename)
+        return pieces(path, entry, *rest, **named)
+
+    def noted_whole(self, entry, *rest, **named):
+        members.setdefault(os.path.realpath(self.path), set()).add(entry.filename)
+        return whole(self, entry, *rest, **named)
+
+    npzio._member_pieces, npzio.NpzFile._raw_member = noted_pieces, noted_whole
+    return members
 
 
 # --- the floor ---------------------------------------------------------------------------------------------
 
 
-def floor_plan(inputs: list[str], written, data: Path, folder: Path) -> dict:
+def floor_plan(traced: dict, written, data: Path, folder: Path) -> dict:
     """What the floor does: each input with how it is decoded, each output with where its bytes come from.
     An output whose bytes are an input's (a whole file, a zip member, a parquet cell) is written from them; a
     hard link or symbolic link is made again; any other PNG is encoded from its pixels (saved here)."""
@@ -233,6 +281,7 @@ def floor_plan(inputs: list[str], written, data: Path, folder: Path) -> dict:
     from PIL import Image
 
     folder.mkdir(parents=True, exist_ok=True)
+    inputs, members = traced["files"], traced["npz_members"]
     by_digest = {}
     inodes = {os.stat(path).st_ino: path for path in inputs}
     for path in inputs:
@@ -270,11 +319,45 @@ def floor_plan(inputs: list[str], written, data: Path, folder: Path) -> dict:
     np.savez(folder / "pixels.npz", **pixels)
     decoded_images = any(o["how"] == "png" for o in outputs)
     kept = {o["origin"][1] for o in outputs if o["how"] == "bytes"} | {o.get("source") for o in outputs}
+    wanted = {_pixels_digest(array) for array in pixels.values()}
+    cells = {p: _cells_of(p, wanted) for p in inputs if p.endswith(".parquet") and decoded_images}
     return {
-        "inputs": [{"path": p, "decode": _decoder(p, decoded_images, p in kept)} for p in inputs],
+        "inputs": [
+            {
+                "path": p,
+                "decode": _decoder(p, decoded_images, p in kept),
+                "members": members.get(p),
+                "cells": cells.get(p),
+            }
+            for p in inputs
+        ],
         "outputs": outputs,
         "pixels": str(folder / "pixels.npz"),
     }
+
+
+def _pixels_digest(array) -> str:
+    return _sha(repr((array.shape, str(array.dtype))).encode() + array.tobytes())
+
+
+def _cells_of(path: str, wanted: set[str]) -> list | None:
+    """The image cells of a parquet file whose pixels an output has (decoded by the floor), or None: every
+    image cell, when no output is a whole cell's pixels (all crops)."""
+    import io
+
+    import numpy as np
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    table, found = pq.read_table(path), []
+    for column in table.column_names:
+        for row, cell in enumerate(table.column(column).to_pylist()):
+            data = cell.get("bytes") if isinstance(cell, dict) else None
+            if isinstance(data, bytes):
+                with Image.open(io.BytesIO(data)) as image:
+                    if _pixels_digest(np.asarray(image)) in wanted:
+                        found.append([column, row])
+    return found or None
 
 
 def _sha(data: bytes) -> str:
@@ -316,6 +399,7 @@ def _is_dicom(path: str) -> bool:
 
 def floor_main(plan_file: Path, out: Path) -> None:
     """Decode every input, then write every output as the pipeline writes it; print the seconds of both."""
+    import io
     import zipfile
 
     import numpy as np
@@ -343,20 +427,25 @@ def floor_main(plan_file: Path, out: Path) -> None:
         elif how == "npz":
             with zipfile.ZipFile(path) as archive:
                 for info in archive.infolist():
-                    _member(archive, info, isal_zlib)
+                    if entry["members"] is None or info.filename in entry["members"]:
+                        _member(archive, info, isal_zlib)
         elif how == "npy":
             np.load(path)
         elif how == "dicom":
             _ = pydicom.dcmread(path).pixel_array
         elif how in ("parquet", "parquet-images"):
             tables[path] = pq.read_table(path)
-            if how == "parquet-images":
-                for column in tables[path].column_names:
-                    for cell in tables[path].column(column).to_pylist():
-                        data_bytes = cell.get("bytes") if isinstance(cell, dict) else None
-                        if isinstance(data_bytes, bytes):
-                            with Image.open(__import__("io").BytesIO(data_bytes)) as image:
-                                image.load()
+            if how == "parquet-images":  # the cells outputs are made from (all when every output is a crop)
+                table = tables[path]
+                chosen = entry["cells"] or [
+                    [column, row] for column in table.column_names for row in range(table.num_rows)
+                ]
+                for column, row in chosen:
+                    cell = table.column(column)[row].as_py()
+                    data_bytes = cell.get("bytes") if isinstance(cell, dict) else None
+                    if isinstance(data_bytes, bytes):
+                        with Image.open(io.BytesIO(data_bytes)) as image:
+                            image.load()
         elif how == "zip":
             archives[path] = zipfile.ZipFile(path)
         elif how == "image":
@@ -458,15 +547,16 @@ def recipe_main(subset_key: str, conversion_name: str, config: Path, names_file:
 
 
 def same_outputs(recipe: Path, ours: Path, written) -> tuple[int, int]:
-    """(outputs of the recipe equal to the pipeline's, outputs the pipeline wrote)."""
+    """(outputs of the recipe equal to the pipeline's, outputs of the pipeline the recipe made too)."""
     import numpy as np
     from PIL import Image
 
-    equal = 0
+    equal = made = 0
     for relative, kind, _ in written:
         theirs, mine = recipe / relative, ours / relative
         if not os.path.lexists(theirs):
             continue
+        made += 1
         if kind == "symlink" or os.path.islink(theirs):
             equal += os.path.realpath(theirs) == os.path.realpath(mine)
         elif relative.endswith(".png"):
@@ -474,7 +564,7 @@ def same_outputs(recipe: Path, ours: Path, written) -> tuple[int, int]:
                 equal += a.mode == b.mode and np.array_equal(np.asarray(a), np.asarray(b))
         else:
             equal += theirs.read_bytes() == mine.read_bytes()
-    return equal, len(written)
+    return equal, made
 
 
 # --- the table ---------------------------------------------------------------------------------------------
@@ -483,20 +573,27 @@ def same_outputs(recipe: Path, ours: Path, written) -> tuple[int, int]:
 def report(results: list[dict]) -> str:
     lines = [
         "| conversion (costs.yaml key) | items | outputs | recipe s/item | convert s/item | floor s/item | "
-        "recipe / convert | convert / floor | recipe's pixels | load |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "recipe / convert | convert / floor | convert once s | recipe's pixels | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in results:
         if "error" in row:
             lines.append(f"| {row['key']} | | | | | | | | not measured: {row['error']} | |")
             continue
-        pixels = "all equal" if row["equal"] == row["compared"] else f"{row['equal']} of {row['compared']} equal"
+        pixels = f"{row['equal']} of {row['compared']} equal"
+        if row["compared"] < row["outputs"]:  # the label tables the pipeline adds, say
+            pixels += f" ({row['outputs'] - row['compared']} outputs not made by the recipe)"
         lines.append(
             f"| {row['key']} | {row['items']} | {row['outputs']} | {_s(row['recipe_s'])} | {_s(row['convert_s'])} "
-            f"| {_s(row['floor_s'])} | {row['recipe_s'] / row['convert_s']:.1f}x | "
-            f"{row['convert_s'] / row['floor_s']:.2f}x | {pixels} | {row['load'][0]:.1f}-{row['load'][1]:.1f} |"
+            f"| {_s(row['floor_s'])} | {_ratio(row['recipe_s'], row['convert_s'], 1)} | "
+            f"{_ratio(row['convert_s'], row['floor_s'])} | {row['convert_once_s']:.3f} | {pixels} | "
+            f"{row['load'][0]:.1f}-{row['load'][1]:.1f} |"
         )
     return "\n".join(lines)
+
+
+def _ratio(a: float, b: float, digits: int = 2) -> str:
+    return f"{a / b:.{digits}f}x" if b > 0 else "-"
 
 
 def _s(seconds: float) -> str:
@@ -514,6 +611,7 @@ def main() -> None:
     args = parser.parse_args()
     import yaml
 
+    from preprocess.errors import PreprocessError
     from preprocess.registry.config import load_settings
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -535,7 +633,7 @@ def main() -> None:
                     config.write_text(yaml.safe_dump({**values, "splits": {subset.key: "all"}}))
                 try:
                     results.append(measure_row(key, subset, conversion, config, fakes, folders, args.repeats, args.cpu))
-                except (RuntimeError, KeyError) as exc:
+                except (RuntimeError, KeyError, PreprocessError) as exc:
                     results.append({"key": key, "error": str(exc).splitlines()[0][:200]})
                     print(f"  {key}: not measured: {exc}", file=sys.stderr)
                 (args.out / "results.json").write_text(json.dumps(results, indent=1))

@@ -34,7 +34,11 @@ def _image(images: np.ndarray, index: int):
 
 
 def _flag_2d(raw, flag: str) -> Outputs:
-    npz, folder, classes, multi = FLAGS_2D[flag]
+    return flag_2d(raw, *FLAGS_2D[flag])
+
+
+def flag_2d(raw, npz: str, folder: str, classes: list[str], multi: bool) -> Outputs:
+    """Every image of every split of one 2D npz, in its class folder (each positive label's when multi)."""
     made = {}
     with np.load(raw("medmnist") / npz) as arrays:
         for split in ("train", "val", "test"):
@@ -74,14 +78,19 @@ def _slice_3d(volume: np.ndarray, index: int) -> np.ndarray:
 
 
 def organmnist3d(raw, named) -> Outputs:
+    return flag_3d(raw, "organmnist3d_64.npz", "Organ3dMNIST")
+
+
+def flag_3d(raw, npz: str, folder: str) -> Outputs:
+    """Every slice of every train and test volume of one 3D npz."""
     made = {}
-    with np.load(raw("medmnist3d") / "organmnist3d_64.npz") as arrays:
+    with np.load(raw("medmnist3d") / npz) as arrays:
         for split in ("train", "test"):
             volumes = arrays[f"{split}_images"]
             for sample, volume in enumerate(volumes):
                 count = volume.shape[0]
                 picks = range(count) if count <= 64 else np.linspace(0, count - 1, 64).astype(int)
                 for k, index in enumerate(picks):
-                    name = f"3D_Images/Organ3dMNIST/{split}_slides/sample_{sample:05d}/slice_{k:02d}.png"
+                    name = f"3D_Images/{folder}/{split}_slides/sample_{sample:05d}/slice_{k:02d}.png"
                     made[name] = lambda v=volume, i=int(index): gray_or_rgb(_slice_3d(v, i))
     return made
