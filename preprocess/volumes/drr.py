@@ -19,6 +19,12 @@ from preprocess.volumes.io import Volume
 
 KERNEL = np.ones((5, 5), np.uint8)
 BODY_HU = -700
+# The body mask is the body test closed, then opened, by the 5x5 kernel: four passes (dilate, erode, erode,
+# dilate), each reading 2 px around a pixel. It is 0 outside the test's bounding box widened by 2 px (a closing
+# lies within its dilation, an opening within what it opens), and each pass at a pixel of that widened box reads
+# pixels within 2 px more; elsewhere an erosion reads its pixel's own 0. So the mask computed on the box widened
+# by REACH is the whole slice's mask (tests/unit/volumes/test_drr_box.py).
+REACH = 2 * (KERNEL.shape[0] // 2)
 
 
 def reference_drr(volume: Volume) -> np.ndarray:
@@ -28,7 +34,8 @@ def reference_drr(volume: Volume) -> np.ndarray:
     in float64), inverted; rows = z (top = highest), OpenCV bilinear resize to square pixels, auto-crop.
 
     Built one axial slice at a time from the stored voxels (no whole-volume float copy); integer voxels go
-    through tables of mu and of the body threshold, computed once with the script's float32 arithmetic."""
+    through tables of mu and of the body threshold, computed once with the script's float32 arithmetic, and
+    only inside the box around the body that the mask can reach (outside it mu is multiplied by 0)."""
     import cv2
 
     cv2.setNumThreads(1)  # workers already take one volume per core
@@ -37,9 +44,9 @@ def reference_drr(volume: Volume) -> np.ndarray:
         raise RawDataError(f"{volume.path}: cannot project a volume of shape {data.shape}")
     zooms = volume.header_zooms
     rule = _IntegerRule(volume) if T.is_small_int(data.dtype) else _FloatRule(volume)
-    integral = np.empty((data.shape[2], data.shape[0]), dtype=np.float32)  # (z, x), transposed below
+    integral = np.zeros((data.shape[2], data.shape[0]), dtype=np.float32)  # (z, x), transposed below
     for k in range(data.shape[2]):
-        integral[k] = rule.slice_integral(data[:, :, k].T)
+        rule.add_slice(data[:, :, k].T, integral[k])
     projection = np.exp(-(integral.T * np.float32(zooms[1])))
     low, high = np.percentile(projection, (0.5, 99.5))
     projection = (np.clip(projection, low, high) - low) / (high - low + 1e-8)
@@ -55,13 +62,27 @@ def _mu(hu: np.ndarray) -> np.ndarray:
 
 
 def _integral(mu: np.ndarray, body: np.ndarray) -> np.ndarray:
-    """mu times the closed-then-opened body mask, summed over y: one axial slice as (y, x), C order, so that
-    the float32 sum runs y by y over rows of x, the order NumPy takes over the script's (x fastest) volume."""
+    """mu times the closed-then-opened body mask, summed over y: one axial slice (or a box of it) as (y, x), C
+    order, so that the float32 sum runs y by y over rows of x, the order NumPy takes over the script's (x
+    fastest) volume. Rows left out of a box hold mask 0: the script adds exact zeros there."""
     import cv2
 
     body = cv2.morphologyEx(cv2.morphologyEx(body, cv2.MORPH_CLOSE, KERNEL), cv2.MORPH_OPEN, KERNEL)
     mu *= body
     return mu.sum(axis=0)
+
+
+def _body_box(body: np.ndarray) -> tuple[slice, slice] | None:
+    """Rows and columns of the body test's bounding box widened by REACH (within the slice); None when the
+    slice holds no body (its mask is all 0, and so are its integrals). The box is one column wide only when
+    the slice is: NumPy would sum a single column pairwise, not row by row."""
+    import cv2
+
+    left, top, width, height = cv2.boundingRect(body)
+    if width == 0:
+        return None
+    rows = slice(max(0, top - REACH), min(body.shape[0], top + height + REACH))
+    return rows, slice(max(0, left - REACH), min(body.shape[1], left + width + REACH))
 
 
 class _IntegerRule:
@@ -79,24 +100,30 @@ class _IntegerRule:
         self.threshold = first + info.min if body[first] and body[first:].all() else None
         self.body = np.roll(body.astype(np.uint8), shift)
 
-    def slice_integral(self, plane: np.ndarray) -> np.ndarray:
+    def add_slice(self, plane: np.ndarray, out: np.ndarray) -> None:
+        """Write the slice's integrals into `out` (zeros), x by x; mu is looked up inside the body's box alone:
+        in a CT slice, much of the plane is air around the patient, where the mask is 0."""
         index = plane.view(self.unsigned)
         if self.threshold is not None:
             body = (plane >= self.threshold).view(np.uint8)
         else:
             body = np.take(self.body, index)
-        return _integral(np.take(self.mu, index), body)
+        box = _body_box(body)
+        if box is not None:
+            rows, cols = box
+            out[cols] = _integral(np.take(self.mu, index[rows, cols]), np.ascontiguousarray(body[rows, cols]))
 
 
 class _FloatRule:
-    """Other dtypes: the script's float32 arithmetic on each slice."""
+    """Other dtypes: the script's float32 arithmetic on each whole slice (a NaN voxel, whose mu times 0 is NaN,
+    makes its column NaN wherever it lies, so no box is taken)."""
 
     def __init__(self, volume: Volume):
         self.volume = volume
 
-    def slice_integral(self, plane: np.ndarray) -> np.ndarray:
+    def add_slice(self, plane: np.ndarray, out: np.ndarray) -> None:
         hu = np.ascontiguousarray(self.volume.float32(plane))
-        return _integral(_mu(hu), (hu > BODY_HU).view(np.uint8))
+        out[:] = _integral(_mu(hu), (hu > BODY_HU).view(np.uint8))
 
 
 def _square(image: np.ndarray, row_spacing: float, col_spacing: float) -> np.ndarray:

@@ -61,9 +61,15 @@ def _ct_slice(volume: Volume, profile: Profile, index: int) -> np.ndarray:
     if key not in _LUTS:
         _LUTS[key] = T.window_lut(plane.dtype, profile.level, profile.width, volume.slope, volume.inter)
     lut = _LUTS[key]
-    if lut is not None:
-        return T.apply_lut(lut, plane)
-    return T.window_to_uint8(volume.float32(plane), profile.level, profile.width)
+    if lut is None:
+        return T.window_to_uint8(volume.float32(plane), profile.level, profile.width)
+    if plane.flags.f_contiguous and not plane.flags.c_contiguous:
+        # NIfTI stores x fastest, so the slice is column-major: NumPy's gather reads such an index across its
+        # columns, at twice the time of looking up the row-major transpose and transposing the bytes back.
+        import cv2
+
+        return cv2.transpose(T.apply_lut(lut, plane.T))
+    return T.apply_lut(lut, plane)
 
 
 def _cbct_views(data: np.ndarray, profile: Profile):
