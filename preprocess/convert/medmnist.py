@@ -231,10 +231,10 @@ def _produce_2d(ctx, indices: list[int]):
 
     A block of images at a time: their rows PNG-filtered in one numpy pass (sub_filter; for 28 px images the
     filter's numpy calls cost more per image than the file's bytes), then all deflated, then their files
-    written. Deflating between the writes made each file creation slower than the same creations back to back
-    (libdeflate clears a 128 kB hash table per image, evicting the kernel's working set; docs/benchmarks.md).
-    An image that an earlier, killed run finished (in the journal) is deflated only if its item is converted
-    again. The images' places come from the label table when this process wrote it (formatted once for
+    written, so that the block's file creations run back to back as in the file-creation floor the benchmark
+    measures (libdeflate clears a 128 kB hash table per image in between otherwise; what that costs the
+    kernel's next file creation was within this machine's noise, docs/benchmarks.md). An image that an
+    earlier, killed run finished (in the journal) is deflated only if its item is converted again. The images' places come from the label table when this process wrote it (formatted once for
     both), else are formatted here, from each block's labels read in one numpy call."""
     split, labels, places = _SHARED["split"], _SHARED["labels"], _SHARED["places"]
     base = os.fspath(_split_dir(ctx, split))  # a text path: joined once per image, tens of thousands a split
