@@ -234,8 +234,9 @@ def _produce_2d(ctx, indices: list[int]):
     written, so that the block's file creations run back to back as in the file-creation floor the benchmark
     measures (libdeflate clears a 128 kB hash table per image in between otherwise; what that costs the
     kernel's next file creation was within this machine's noise, docs/benchmarks.md). An image that an
-    earlier, killed run finished (in the journal) is deflated only if its item is converted again. The images' places come from the label table when this process wrote it (formatted once for
-    both), else are formatted here, from each block's labels read in one numpy call."""
+    earlier, killed run finished (in the journal) is deflated only if its item is converted again. The
+    images' places come from the label table when this process wrote it (formatted once for both), else are
+    formatted here, from each block's labels read in one numpy call."""
     split, labels, places = _SHARED["split"], _SHARED["labels"], _SHARED["places"]
     base = os.fspath(_split_dir(ctx, split))  # a text path: joined once per image, tens of thousands a split
     place = _Placer(ctx.params, split)
