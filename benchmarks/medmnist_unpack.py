@@ -11,12 +11,19 @@ conversion (the "wrote N entries in X s" line of its log): reading the npz, enco
 case's runs: 30-60 us on a quiet ext4 disk, more while another process creates or deletes files (the runs
 write one file per image, so their figures carry that cost; the wait for a quiet disk is bounded, timing.py).
 
+The file-creation floor (tool "floor", benchmarks/creation_floor.py) writes the files of the case's tree again
+into a new folder, the same names, bytes and class folders in the same order, each as an atomic writer must
+(temporary name, write, close, rename), pinned to the pipeline's CPU, in its own process, interleaved with the
+other runs. The second table sets the pipeline's unpacking on one worker against it, within each repeat.
+
     python benchmarks/medmnist_unpack.py [--repeats 3] [--out benchmarks/out/medmnist] [--cases blood28,...]
+        [--tools medmnist,pipeline1,pipeline2,floor]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from dataclasses import dataclass
@@ -87,37 +94,60 @@ def make_raw(root: Path, case: Case) -> Path:
     return root
 
 
+# --tools: what each run is called in the tables.
+TOOLS = {
+    "medmnist": "medmnist save (1 core)",
+    "pipeline1": "pipeline, 1 worker (1 core)",
+    "pipeline2": "pipeline, 2 workers (2 cores)",
+    "floor": "file-creation floor (1 core)",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "medmnist")
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of: {', '.join(CASES)}")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, of: {', '.join(TOOLS)}")
     args = parser.parse_args()
-    require_tool("medmnist")  # before minutes of measuring, not in the first reference run
-    rows = []
+    tools = args.tools.split(",")
+    unknown = set(tools) - TOOLS.keys()
+    if unknown:
+        parser.error(f"unknown tools {', '.join(sorted(unknown))}; known: {', '.join(TOOLS)}")
+    if "medmnist" in tools:
+        require_tool("medmnist")  # before minutes of measuring, not in the first reference run
+    rows, floor_rows = [], []
     with fresh_folders(args.out / "outputs") as folders:  # one deletion at the very end: see timing.py
         for key in args.cases.split(","):
             case = CASES[key]
             root = make_raw(args.out / key, case)
-            runs = {  # output folder -> command
-                "medmnist save (1 core)": lambda out, r=root, c=case: pinned(reference(r, c, out), "0"),
-                "pipeline, 1 worker (1 core)": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 1), "0"),
-                "pipeline, 2 workers (2 cores)": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 2), "0,1"),
+            # Untimed: the raw check's MD5 of the npz is cached (as in a workflow run, where it is a job of
+            # its own), and the archive is in the page cache for both tools. Its tree is what the floor writes.
+            warm = next(folders)
+            timed(pinned(pipeline(root, case, warm, 1), "0"))
+            tree = warm / "DATA" / "2D_Images" / case.subset
+            commands = {  # output folder -> command
+                "medmnist": lambda out, r=root, c=case: pinned(reference(r, c, out), "0"),
+                "pipeline1": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 1), "0"),
+                "pipeline2": lambda out, r=root, c=case: pinned(pipeline(r, c, out, 2), "0,1"),
+                "floor": lambda out, t=tree: pinned(
+                    [sys.executable, str(FLOOR), "--tree", str(t), "--out", str(out)], "0"
+                ),
             }
+            runs = {TOOLS[tool]: commands[tool] for tool in tools}
             seconds = {name: [] for name in runs}
             unpacking = {name: [] for name in runs}
-            # Untimed: the raw check's MD5 of the npz is cached (as in a workflow run, where it is a job of
-            # its own), and the archive is in the page cache for both tools.
-            timed(runs["pipeline, 1 worker (1 core)"](next(folders)))
             creation_us = [file_creation_us(next(folders))]
             for _ in range(args.repeats):  # interleaved, so drift of the machine hits all alike
                 for name, command in runs.items():
                     wall, log = timed(command(next(folders)))
                     seconds[name].append(wall)
-                    unpacking[name].append(build_seconds(log))
+                    unpacking[name].append(floor_seconds(log) if name == TOOLS["floor"] else build_seconds(log))
                     print(f"{key} {name}: {wall:.2f} s whole, {unpacking[name][-1]} s unpacking", file=sys.stderr)
             creation_us.append(file_creation_us(next(folders)))
             rows += table_rows(case.label, case.count, seconds, unpacking, creation_us)
+            if {"pipeline1", "floor"} <= set(tools):
+                floor_rows.append(floor_row(case.label, unpacking[TOOLS["pipeline1"]], unpacking[TOOLS["floor"]]))
     print(
         "| images | tool | whole process s | images/s | vs medmnist | vs 1 worker | unpacking s | vs 1 worker "
         "| file creation us |"
@@ -125,6 +155,34 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    if floor_rows:
+        print()
+        print(
+            "| images | unpacking s, 1 worker | file-creation floor s | unpacking / floor (within a repeat, min-max) |"
+        )
+        print("|---|---:|---:|---:|")
+        for row in floor_rows:
+            print("| " + " | ".join(row) + " |")
+
+
+FLOOR = Path(__file__).resolve().parent / "creation_floor.py"
+
+
+def floor_seconds(log: str) -> float:
+    """The floor's own timing of its file creation (its 'created N files in X s' line)."""
+    return float(re.search(r"created \d+ files in ([0-9.]+) s", log).group(1))
+
+
+def floor_row(label: str, unpacking: list[float], floor: list[float]) -> tuple:
+    """The pipeline's unpacking on one worker against the file-creation floor, medians and per-repeat ratios."""
+    ratios = [one / least for one, least in zip(unpacking, floor, strict=True)]
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+    return (
+        label,
+        f"{statistics.median(unpacking):.2f}",
+        f"{statistics.median(floor):.2f}",
+        f"{statistics.median(ratios):.2f}x ({spread})",
+    )
 
 
 def pipeline(root: Path, case: Case, out: Path, workers: int) -> list[str]:
@@ -144,10 +202,11 @@ def reference(root: Path, case: Case, out: Path) -> list[str]:
 
 def table_rows(label: str, count: int, seconds: dict, unpacking: dict, creation_us: list[float]) -> list[tuple]:
     """One row per tool: medians of its runs, and the cost of creating a file before and after the case's runs."""
-    medians = {name: statistics.median(values) for name, values in seconds.items()}
-    base = count / medians["medmnist save (1 core)"]
-    one = medians["pipeline, 1 worker (1 core)"]
-    one_unpacking = statistics.median(unpacking["pipeline, 1 worker (1 core)"])
+    medians = {name: statistics.median(values) for name, values in seconds.items() if name != TOOLS["floor"]}
+    reference, one_name = TOOLS["medmnist"], TOOLS["pipeline1"]
+    base = count / medians[reference] if reference in medians else None  # "-" where a tool was not run
+    one = medians.get(one_name)
+    one_unpacking = statistics.median(unpacking[one_name]) if one_name in unpacking else None
     rows = []
     for name, median in medians.items():
         inner = None if None in unpacking[name] else statistics.median(unpacking[name])
@@ -157,10 +216,10 @@ def table_rows(label: str, count: int, seconds: dict, unpacking: dict, creation_
                 name,
                 f"{median:.2f}",
                 f"{count / median:,.0f}",
-                f"{count / median / base:.1f}x",
-                f"{one / median:.2f}x",
+                "-" if base is None else f"{count / median / base:.1f}x",
+                "-" if one is None else f"{one / median:.2f}x",
                 "-" if inner is None else f"{inner:.2f}",
-                "-" if inner is None else f"{one_unpacking / inner:.2f}x",
+                "-" if inner is None or one_unpacking is None else f"{one_unpacking / inner:.2f}x",
                 " / ".join(f"{us:.0f}" for us in creation_us),
             )
         )

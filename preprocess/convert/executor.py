@@ -71,8 +71,9 @@ def _consume(ctx, results, count_each: bool = True) -> tuple[list, list, int]:
         for result in results:
             done = None
             if journal is not None:  # the raw files' identity is taken before they are read
-                inputs = journal.inputs(result.reads)
-                done = journal.finished(result.label, inputs)
+                inputs = journal.inputs(result.reads) if result.reads else ""
+                if journal.entries:  # a fresh shard's journal has none: no look-up per item
+                    done = journal.finished(result.label, inputs)
             if done is None:
                 item_rows, item_problems = [], []
                 with ctx.guard(result.label, item_problems):

@@ -69,7 +69,7 @@ def _run_split(ctx, path: Path, split: str, indices: list[int], produce, labels_
         bad = bad_labels(ctx, path, split, labels, indices)
         indices = [index for index in indices if index not in bad]
         chunks = _chunks(indices, ctx.workers, item_bytes)
-        _SHARED.update(ctx=ctx, split=split, labels=labels, bad=bad, archive=archive, key=key, ring=None)
+        _SHARED.update(ctx=ctx, split=split, labels=labels, bad=bad, archive=archive, key=key, ring=None, places=None)
         _SHARED["block"] = max(1, min(_BLOCK_IMAGES, _BLOCK_BYTES // max(1, item_bytes)))
 
         def prepare(start) -> None:
@@ -229,25 +229,43 @@ def _split_dir(ctx, split: str) -> Path:
 def _produce_2d(ctx, indices: list[int]):
     """One Result per image: the PNG in its class folder (multi-label: hard links in the other folders).
 
-    The images' rows are PNG-filtered a block at a time (sub_filter), each image deflated as its item is
-    written: for 28 px images the filter's numpy calls cost more per image than the file's bytes."""
-    split, labels = _SHARED["split"], _SHARED["labels"]
+    A block of images at a time: their rows PNG-filtered in one numpy pass (sub_filter; for 28 px images the
+    filter's numpy calls cost more per image than the file's bytes), then all deflated, then their files
+    written, so that the block's file creations run back to back as in the file-creation floor the benchmark
+    measures (libdeflate clears a 128 kB hash table per image in between otherwise; what that costs the
+    kernel's next file creation was within this machine's noise, docs/benchmarks.md). An image that an
+    earlier, killed run finished (in the journal) is deflated only if its item is converted again. The
+    images' places come from the label table when this process wrote it (formatted once for both), else are
+    formatted here, from each block's labels read in one numpy call."""
+    split, labels, places = _SHARED["split"], _SHARED["labels"], _SHARED["places"]
     base = os.fspath(_split_dir(ctx, split))  # a text path: joined once per image, tens of thousands a split
     place = _Placer(ctx.params, split)
+    finished = ctx.journal.entries if ctx.journal is not None else {}
     for chosen, images in _batches(indices):
         channels, sample_bytes = (3 if images.ndim == 4 else 1), images.dtype.itemsize
         filtered = sub_filter(images)
-        for row, index in zip(filtered, chosen, strict=True):
-            outputs = _image_outputs(base, place, index, row, channels, sample_bytes, labels[index])
-            yield Result(f"{split} image {index}", outputs)
+        if places is None:
+            where = [place(index, tuple(values)) for index, values in zip(chosen, labels[chosen].tolist(), strict=True)]
+        else:
+            where = [places[index] for index in chosen]
+        items = [f"{split} image {index}" for index in chosen]
+        pngs = [
+            None if item in finished else encode_filtered(row, channels, sample_bytes)
+            for item, row in zip(items, filtered, strict=True)
+        ]
+        for item, png, row, paths in zip(items, pngs, filtered, where, strict=True):
+            yield Result(item, _image_outputs(base, paths, png, row, channels, sample_bytes))
 
 
 _BLOCK_IMAGES, _BLOCK_BYTES = 256, 1 << 20
 
 
-def _image_outputs(base: str, place, index: int, filtered, channels: int, sample_bytes: int, label_row):
-    data = encode_filtered(filtered, channels, sample_bytes)
-    first, *others = place(index, tuple(label_row.tolist()))
+def _image_outputs(base: str, paths: list[str], data: bytes | None, filtered, channels: int, sample_bytes: int):
+    """The outputs of one image: its PNG (`data`, or deflated from its `filtered` rows now) at its first
+    place, hard links to it at the others."""
+    if data is None:
+        data = encode_filtered(filtered, channels, sample_bytes)
+    first, *others = paths
     yield Data(f"{base}/{first}", data)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}" if others else None
     for other in others:  # multi-label: the same file in each positive class folder
@@ -255,15 +273,19 @@ def _image_outputs(base: str, place, index: int, filtered, channels: int, sample
 
 
 def _write_label_manifest(ctx, split: str, spec: dict) -> None:
-    """split,index,path,labels for every image of the split (one row per place a multi-label image is in)."""
+    """split,index,path,labels for every image of the split (one row per place a multi-label image is in).
+    The places are kept for this process's own images (_produce_2d): each name is formatted once."""
     labels = [tuple(row) for row in _SHARED["labels"].tolist()]
     place = _Placer(ctx.params, split)
+    places: dict[int, list[str]] = {}
     rows = ["split,index,path,labels"]
     for index in range(spec["counts"][split]):
         if index in _SHARED["bad"]:  # named in the log by the job of its shard
             continue
         values = place.labels(labels[index])[0]
-        rows += [f'{split},{index},"{p}",{values}' for p in place(index, labels[index])]
+        places[index] = place(index, labels[index])
+        rows += [f'{split},{index},"{p}",{values}' for p in places[index]]
+    _SHARED["places"] = places
     target = ctx.subset_path(ctx.params["label_table"].format(split=split))
     ctx.put(Data(target, ("\n".join(rows) + "\n").encode(), kind="labels"))
 

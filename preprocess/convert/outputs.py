@@ -41,6 +41,7 @@ import numpy as np
 
 from preprocess.convert import compare
 from preprocess.errors import OutputConflictError, OutputWriteError, RawDataError
+from preprocess.formats import noreplace
 from preprocess.formats.fsutil import atomic_write_bytes, file_digest, file_type, same_bytes
 from preprocess.formats.partnames import PART_MARK, is_part_name
 from preprocess.formats.pngio import encode_png
@@ -51,7 +52,7 @@ Row = tuple[str, str, str]  # (path relative to DATA_BASEDIR, kind, detail)
 # Temporary names carry the tag of the job that writes them (set by the job that holds the shard's lock), so
 # a rerun of that shard after a kill can tell its own leftovers from another shard's files in progress:
 # `.<name>.medheb-<tag>.part`, hidden and marked as the pipeline's, so that no file of anyone else's matches.
-_PART = {"tag": None}
+_PART = {"tag": None, "suffix": None}  # the suffix made of the tag once, not per file
 # Where this build's own file goes when a file in place differs from it (layout.OURS of the job's results
 # folder; None: nowhere), for the report to show both: set by the job, like the tag.
 _OURS = {"folder": None}
@@ -70,12 +71,14 @@ def _keep_ours(relative: str, judged: str, data: bytes) -> None:
 def set_part_tag(tag: str) -> None:
     """Start a job: its temporary names carry `tag`, and every folder is checked again when first met."""
     _PART["tag"] = tag
+    _PART["suffix"] = f".{PART_MARK}{tag}.part"
     _CHECKED.clear()
     _READY.clear()
+    _MADE.clear()
 
 
 def part_suffix() -> str:
-    return f".{PART_MARK}{_PART['tag'] or os.getpid()}.part"
+    return _PART["suffix"] or f".{PART_MARK}{os.getpid()}.part"
 
 
 def remove_parts(folder: Path, tag: str) -> list[Path]:
@@ -130,12 +133,12 @@ class Result:
 
 
 def write(output, data_basedir: Path, overwrite: bool) -> Row:
+    if isinstance(output, Data):  # the most frequent first: every MedMNIST image is one
+        row = write_bytes(output.path, output.data, data_basedir, overwrite)
+        return row if output.kind == "file" or row[1] != "file" else (row[0], output.kind, row[2])
     if isinstance(output, Png):
         pixels = np.ascontiguousarray(output.pixels)
         return write_bytes(output.path, encode_png(pixels), data_basedir, overwrite, pixels)
-    if isinstance(output, Data):
-        relative, kind, detail = write_bytes(output.path, output.data, data_basedir, overwrite)
-        return relative, output.kind if kind == "file" else kind, detail
     if isinstance(output, HardLink):
         return place_file(output, data_basedir, overwrite)
     return place_symlink(output, data_basedir)
@@ -155,10 +158,12 @@ def _relative(path: Path | str, data_basedir: Path) -> str:
 
 
 # Folders of DATA_BASEDIR met in this job: folder text -> DATA_BASEDIR text, in _CHECKED once resolved inside
-# DATA_BASEDIR, in _READY once made as well. Plain dicts, looked up once per output; cleared when a job starts
-# (set_part_tag), or when one grows large.
+# DATA_BASEDIR, in _READY once made as well, in _MADE when this job made it (it was not there when first met).
+# Plain dicts, looked up once per output; cleared when a job starts (set_part_tag), or when one grows large
+# (forgetting a folder only costs a second check, or the look at a name in a folder this job made).
 _CHECKED: dict[str, str] = {}
 _READY: dict[str, str] = {}
+_MADE: dict[str, str] = {}
 _REMEMBERED = 1 << 16
 
 
@@ -173,6 +178,7 @@ def ready_folder(folder: str, data_basedir: Path | str, make: bool = True) -> No
         require_inside(folder, data_basedir)
         _remember(_CHECKED, folder, base)
     if make:
+        existed = os.path.isdir(folder)
         try:
             os.makedirs(folder, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -180,6 +186,8 @@ def ready_folder(folder: str, data_basedir: Path | str, make: bool = True) -> No
         except OSError as exc:
             raise write_error(folder, exc) from None
         _remember(_READY, folder, base)
+        if not existed:
+            _remember(_MADE, folder, base)
 
 
 def _not_a_folder(folder: str) -> str:
@@ -216,16 +224,25 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
     """Write bytes atomically unless the file already holds them.
 
     Plain os calls on text paths: this runs once per output image (millions for a full build). The folder is
-    checked and made once per job (ready_folder); the name is looked at first (a file that holds the bytes is
-    not written again; a file with other bytes is compared and kept, convert/compare.py; a link or a folder is
-    refused; either is replaced under `overwrite`), then the bytes go to a new temporary file that is renamed
-    to the name. `pixels`: what `data` encodes, for the comparison.
+    checked and made once per job (ready_folder). In a folder this job made, the bytes go straight to a new
+    temporary file, renamed to the name only if nothing is there (noreplace: one system call, no look first);
+    when the name is taken after all, or this file system cannot tell, the temporary file goes and the name
+    is looked at as in every other folder. There the name is looked at first (a file that holds the bytes is
+    not written again; a file with other bytes is compared and kept, convert/compare.py; a link or a folder
+    is refused; either is replaced under `overwrite`), then the bytes go to a new temporary file that is
+    renamed to the name. `pixels`: what `data` encodes, for the comparison.
     """
     path = os.fspath(target)
     relative = _relative(path, data_basedir)
     folder, name = os.path.split(path)
     ready_folder(folder, data_basedir)
     detail = f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+    tmp = f"{folder}/.{name}{part_suffix()}"
+    if _MADE.get(folder) is not None and noreplace.available():
+        _write_temporary(tmp, data, path)
+        if _move(tmp, path, noreplace.rename):
+            return relative, "file", detail
+        os.unlink(tmp)  # the name is taken (or cannot be told): looked at below, as in any folder
     held = _holds(path, data, overwrite)
     if held is True:
         return relative, "file", detail
@@ -235,7 +252,14 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
         return relative, compare.KEPT, compare.kept_detail(path, judged)
     if isinstance(held, NotAFile):
         return _kept_unread(relative, held, data)
-    tmp = f"{folder}/.{name}{part_suffix()}"
+    _write_temporary(tmp, data, path)
+    _move(tmp, path, os.rename)
+    return relative, "file", detail
+
+
+def _write_temporary(tmp: str, data: bytes, path: str) -> None:
+    """A new file `tmp` holding `data` (never through a link: O_EXCL | O_NOFOLLOW); a failure is named by the
+    output `path`, and leaves no temporary file."""
     try:
         try:
             descriptor = os.open(tmp, _NEW_FILE, 0o666)
@@ -246,19 +270,32 @@ def write_bytes(target: Path | str, data: bytes, data_basedir: Path, overwrite: 
         raise write_error(path, exc) from None
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
+            written = os.write(descriptor, data)  # all of a small file at once; the rest, if any, in a loop
+            if written < len(data):
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(descriptor, view) :]
         finally:
             os.close(descriptor)
-        os.rename(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise write_error(path, exc) from None
-        raise
-    return relative, "file", detail
+        _discard(tmp, path, exc)
+
+
+def _move(tmp: str, path: str, rename):
+    """`rename(tmp, path)` (os.rename, or noreplace.rename) and what it returns; on a failure the temporary
+    file goes and the error is named by the output `path`."""
+    try:
+        return rename(tmp, path)
+    except BaseException as exc:
+        _discard(tmp, path, exc)
+
+
+def _discard(tmp: str, path: str, exc: BaseException):
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    if isinstance(exc, OSError):
+        raise write_error(path, exc) from None
+    raise exc
 
 
 OTHER_FILE = "other file"  # _holds: a regular file with other bytes, to compare and keep

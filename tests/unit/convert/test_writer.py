@@ -206,3 +206,38 @@ def test_data_basedir_itself_may_be_a_link(tmp_path):
     (tmp_path / "DATA_BASEDIR").symlink_to(real, target_is_directory=True)
     write_bytes(tmp_path / "DATA_BASEDIR/2D_Images/X/1.png", PNG, tmp_path / "DATA_BASEDIR", overwrite=False)
     assert (real / "2D_Images/X/1.png").read_bytes() == PNG
+
+
+@pytest.fixture(params=["renameat2", "look first"])
+def rename_kind(request, monkeypatch):
+    """The writer with renameat2(RENAME_NOREPLACE), and as on a system without it (it then looks first)."""
+    from preprocess.formats import noreplace
+
+    if request.param == "look first":
+        monkeypatch.setitem(noreplace._STATE, "renameat2", None)
+    elif not noreplace.available():
+        pytest.skip("this system has no renameat2")
+    answers = []  # what each rename without replacing answered: True (moved) or False (the name is taken)
+    rename = noreplace.rename
+    monkeypatch.setattr(
+        noreplace, "rename", lambda source, target: answers.append(rename(source, target)) or answers[-1]
+    )
+    return answers
+
+
+def test_in_a_folder_this_job_made_a_name_taken_since_is_never_written_over(base, outside, rename_kind, capsys):
+    """The first write makes the folder (nothing is looked at there after); what appears in it afterwards, by
+    someone else, is kept (a file with other bytes compared, a link left unread), as in a folder met full."""
+    folder = base / "2D_Images/X/a"
+    write_bytes(folder / "1.png", PNG, base, overwrite=False)
+    (folder / "2.png").write_bytes(b"someone else's file")
+    (folder / "3.png").symlink_to(outside / "theirs.png")
+    (outside / "theirs.png").write_bytes(b"not ours")
+    assert write_bytes(folder / "2.png", PNG, base, overwrite=False)[1] == "kept"
+    assert write_bytes(folder / "3.png", PNG, base, overwrite=False)[1] == "kept"
+    assert write_bytes(folder / "4.png", PNG, base, overwrite=False)[1] == "file"
+    assert (folder / "2.png").read_bytes() == b"someone else's file"
+    assert (folder / "3.png").is_symlink() and (outside / "theirs.png").read_bytes() == b"not ours"
+    assert [(folder / name).read_bytes() for name in ("1.png", "4.png")] == [PNG, PNG]
+    assert not _leftovers(base)
+    assert rename_kind in ([], [True, False, False, True])  # without renameat2 none; with it, 2 and 3 taken
