@@ -19,9 +19,10 @@ start-up (interpreter, imports, the registry) excluded, divided by the conversio
            writing the outputs as the pipeline writes them, nothing else: .nii.gz and NRRD payloads and npz
            members inflated with ISA-L, DICOM pixel data decoded by pydicom, a PNG or JPEG decoded by Pillow
            only where an output is made from its pixels, parquet read by pyarrow (image cells decoded likewise);
-           each PNG output encoded by preprocess.formats.pngio from its pixels (loaded before the timing), an
-           output that is an input's bytes (a file, a zip member, a parquet cell) written from them, a hard
-           link or a symbolic link made
+           each PNG output encoded by preprocess.formats.pngio from its pixels (loaded before the timing; one
+           filter pass per stack of images of one shape, as the pipeline filters a block), an output that is an
+           input's bytes (a file, a zip member, a parquet cell) written from them, each file written as an
+           atomic writer must (a new temporary name, the bytes, a rename), a hard link or a symbolic link made
 Each row says whether every output of the recipe has the pipeline's pixels (PNGs decoded and compared; bytes
 and link targets compared), and the load average during its runs.
 
@@ -318,16 +319,20 @@ def floor_plan(traced: dict, written, data: Path, folder: Path) -> dict:
             outputs.append({"name": relative, "how": "made", "path": str(target)})
     np.savez(folder / "pixels.npz", **pixels)
     decoded_images = any(o["how"] == "png" for o in outputs)
-    kept = {o["origin"][1] for o in outputs if o["how"] == "bytes"} | {o.get("source") for o in outputs}
+    columns = {}  # parquet file -> the columns of the cells written as they are
+    for output in outputs:
+        if output["how"] == "bytes" and output["origin"][0] == "cell":
+            columns.setdefault(output["origin"][1], set()).add(output["origin"][2])
     wanted = {_pixels_digest(array) for array in pixels.values()}
     cells = {p: _cells_of(p, wanted) for p in inputs if p.endswith(".parquet") and decoded_images}
     return {
         "inputs": [
             {
                 "path": p,
-                "decode": _decoder(p, decoded_images, p in kept),
+                "decode": _decoder(p, decoded_images),
                 "members": members.get(p),
                 "cells": cells.get(p),
+                "columns": sorted(columns[p]) if p in columns and not decoded_images else None,
             }
             for p in inputs
         ],
@@ -369,9 +374,9 @@ def _file_sha(path: str) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _decoder(path: str, images_made: bool, bytes_kept: bool) -> str:
+def _decoder(path: str, images_made: bool) -> str:
     """How the floor decodes one input: its container opened and inflated; an image's pixels only where an
-    output is made from pixels and this file is not written as it is."""
+    output is made from pixels."""
     name = path.lower()
     if name.endswith((".nii.gz", ".gz")):
         return "gzip"
@@ -387,8 +392,8 @@ def _decoder(path: str, images_made: bool, bytes_kept: bool) -> str:
         return "parquet-images" if images_made else "parquet"
     if name.endswith(".zip"):
         return "zip"
-    if name.endswith((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")) and images_made and not bytes_kept:
-        return "image"
+    if name.endswith((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")) and images_made:
+        return "image"  # crops are cut from its pixels, even where the file itself is kept as it is
     return "read"
 
 
@@ -407,11 +412,18 @@ def floor_main(plan_file: Path, out: Path) -> None:
     from isal import igzip, isal_zlib
     from PIL import Image
 
-    from preprocess.formats.pngio import encode_png
+    from preprocess.formats.pngio import encode_filtered, sub_filter
 
     plan = json.loads(plan_file.read_text())
     with np.load(plan["pixels"]) as stored:
         pixels = {name: stored[name] for name in stored.files}  # in memory before the timing
+    # PNGs of one shape and type as one stack, filtered in one pass as the pipeline filters a block of images
+    blocks: dict = {}
+    for output in plan["outputs"]:
+        if output["how"] == "png":
+            array = pixels[output["pixels"]]
+            blocks.setdefault((array.shape, array.dtype.str), []).append(output["pixels"])
+    stacks = {key: np.stack([pixels[n] for n in names]) for key, names in blocks.items()}
     made = {o["path"]: Path(o["path"]).read_bytes() for o in plan["outputs"] if o["how"] == "made"}
     import pydicom
 
@@ -434,7 +446,7 @@ def floor_main(plan_file: Path, out: Path) -> None:
         elif how == "dicom":
             _ = pydicom.dcmread(path).pixel_array
         elif how in ("parquet", "parquet-images"):
-            tables[path] = pq.read_table(path)
+            tables[path] = pq.read_table(path, columns=entry["columns"])  # only the kept cells' columns
             if how == "parquet-images":  # the cells outputs are made from (all when every output is a crop)
                 table = tables[path]
                 chosen = entry["cells"] or [
@@ -454,12 +466,18 @@ def floor_main(plan_file: Path, out: Path) -> None:
         else:
             with open(path, "rb") as handle:
                 handle.read()
+    encoded = {}
+    for key, names in blocks.items():
+        stack = stacks[key]
+        channels = 1 if stack.ndim == 3 else stack.shape[3]
+        for name, rows in zip(names, sub_filter(stack), strict=True):
+            encoded[name] = encode_filtered(rows, channels, stack.dtype.itemsize)
     for output in plan["outputs"]:
         target = out / output["name"]
         target.parent.mkdir(parents=True, exist_ok=True)
         how = output["how"]
         if how == "png":
-            data = encode_png(pixels[output["pixels"]])
+            data = encoded[output["pixels"]]
         elif how == "bytes":
             origin = output["origin"]
             if origin[0] == "file":
@@ -482,9 +500,17 @@ def floor_main(plan_file: Path, out: Path) -> None:
         else:
             os.symlink(output["target"], target)
             continue
-        with open(target, "xb") as handle:
-            handle.write(data)
+        _write_atomic(target, data)
     print(f"seconds {time.perf_counter() - started:.4f}")
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    """As an atomic writer must: a new temporary name (never through a link), the bytes, then the rename."""
+    tmp = target.with_name(f".{target.name}.part")
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+    os.rename(tmp, target)
 
 
 def _nrrd_payload(path: str, igzip) -> None:
