@@ -601,34 +601,50 @@ def same_outputs(recipe: Path, ours: Path, written) -> tuple[int, int]:
 # --- the table ---------------------------------------------------------------------------------------------
 
 
+# The runs' own timings are given to the millisecond and vary by a few: a difference between every item and one
+# under this is no figure, and the row says so instead of dividing it
+RESOLUTION_S = 0.005
+
+
 def report(results: list[dict]) -> str:
     lines = [
-        "| conversion (costs.yaml key) | items | outputs | recipe s/item | convert s/item | floor s/item | "
-        "recipe / convert | convert / floor | convert once s | recipe's pixels | load |",
+        "| conversion (costs.yaml key) | items | outputs | recipe ms/item | convert ms/item | floor ms/item | "
+        "recipe / convert | convert / floor | convert once s | recipe's outputs equal | load |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in results:
         if "error" in row:
-            lines.append(f"| {row['key']} | | | | | | | | not measured: {row['error']} | |")
+            lines.append(f"| {row['key']} | | | | | | | | | not measured: {row['error']} | |")
             continue
-        pixels = f"{row['equal']} of {row['compared']} equal"
+        pixels = f"{row['equal']} of {row['compared']}"
         if row["compared"] < row["outputs"]:  # the label tables the pipeline adds, say
-            pixels += f" ({row['outputs'] - row['compared']} outputs not made by the recipe)"
+            pixels += f" ({row['outputs'] - row['compared']} not made by the recipe)"
+        per_item = {tool: _per_item(row, tool) for tool in TOOLS}
         lines.append(
-            f"| {row['key']} | {row['items']} | {row['outputs']} | {_s(row['recipe_s'])} | {_s(row['convert_s'])} "
-            f"| {_s(row['floor_s'])} | {_ratio(row['recipe_s'], row['convert_s'], 1)} | "
-            f"{_ratio(row['convert_s'], row['floor_s'])} | {row['convert_once_s']:.3f} | {pixels} | "
+            f"| {row['key']} | {row['items']} | {row['outputs']} | "
+            + " | ".join(_ms(per_item[tool], row["items"]) for tool in TOOLS)
+            + f" | {_ratio(per_item['recipe'], per_item['convert'], 1)} | "
+            f"{_ratio(per_item['convert'], per_item['floor'])} | {row['convert_once_s']:.3f} | {pixels} | "
             f"{row['load'][0]:.1f}-{row['load'][1]:.1f} |"
         )
     return "\n".join(lines)
 
 
-def _ratio(a: float, b: float, digits: int = 2) -> str:
-    return f"{a / b:.{digits}f}x" if b > 0 else "-"
+def _per_item(row: dict, tool: str) -> float | None:
+    """Seconds an item at steady state, None where every item and one differ by less than the resolution."""
+    runs = row["runs"]
+    difference = statistics.median(runs[f"{tool} all"]) - statistics.median(runs[f"{tool} one"])
+    return difference / (row["items"] - 1) if difference >= RESOLUTION_S else None
 
 
-def _s(seconds: float) -> str:
-    return f"{seconds:.3g}"
+def _ratio(a: float | None, b: float | None, digits: int = 2) -> str:
+    return f"{a / b:.{digits}f}x" if a is not None and b else "-"
+
+
+def _ms(seconds: float | None, items: int) -> str:
+    if seconds is None:
+        return f"< {RESOLUTION_S / (items - 1) * 1e3:.2g}"
+    return f"{seconds * 1e3:.3g}"
 
 
 def main() -> None:
@@ -639,7 +655,11 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", help="only these costs.yaml keys")
     parser.add_argument("--cpu", default="1", help="the CPU every timed run is pinned to")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "side_by_side")
+    parser.add_argument("--table", type=Path, help="print the table of an earlier run's results.json, run nothing")
     args = parser.parse_args()
+    if args.table:
+        print(report(json.loads(args.table.read_text())))
+        return
     import yaml
 
     from preprocess.errors import PreprocessError
