@@ -46,6 +46,21 @@ def _reference(volume: Volume, profile: Profile):
     if profile.kind == "ct_window":
         chosen = T.evenly_spaced(0, data.shape[2] - 1, profile.count)
         return [({"k": k, "index": int(i)}, _ct_slice(volume, profile, i)) for k, i in enumerate(chosen)]
+    return _mr_slices(volume, profile)
+
+
+def _mr_slices(volume: Volume, profile: Profile):
+    """The MR rule on the float32 volume: one percentile window of the voxels > 0, the informative slices.
+
+    An unscaled 8/16-bit integer volume's float32 values are its stored values (finite, > 0 where they are):
+    the slices are chosen from and the window counted on the stored array, and each slice is looked up in the
+    window's table over the dtype, with no float32 copy of the volume."""
+    data = volume.data
+    if T.is_small_int(data.dtype) and not volume.is_scaled:
+        chosen = _mr_indices(data, profile, axis=2)
+        window = T.mr_window_of(T.Histogram.positive(data), profile.low_pct, profile.high_pct)
+        lut = T.mr_lut(data.dtype, window)
+        return [({"k": k, "index": int(i)}, _lookup(lut, data[:, :, i])) for k, i in enumerate(chosen)]
     values = T.finite_float32(volume.scaled(data))
     chosen = _mr_indices(values, profile, axis=2)
     window = T.mr_window(values, profile.low_pct, profile.high_pct)
@@ -63,6 +78,11 @@ def _ct_slice(volume: Volume, profile: Profile, index: int) -> np.ndarray:
     lut = _LUTS[key]
     if lut is None:
         return T.window_to_uint8(volume.float32(plane), profile.level, profile.width)
+    return _lookup(lut, plane)
+
+
+def _lookup(lut: np.ndarray, plane: np.ndarray) -> np.ndarray:
+    """The plane's values looked up in a table over its dtype (T.apply_lut)."""
     if plane.flags.f_contiguous and not plane.flags.c_contiguous:
         # NIfTI stores x fastest, so the slice is column-major: NumPy's gather reads such an index across its
         # columns, at twice the time of looking up the row-major transpose and transposing the bytes back.
@@ -142,7 +162,8 @@ def view_slices(volume: Volume, plane: str, mapping, count: int = 64):
 
 
 def _mr_indices(values: np.ndarray, profile: Profile, axis: int) -> np.ndarray:
-    """Indices from the informative slices (float32 values > 0 in at least `fraction` of a slice)."""
+    """Indices from the informative slices (float32 values > 0 in at least `fraction` of a slice; `values` may
+    be the stored integers of a volume whose float32 values they are: the same voxels are > 0)."""
     total = values.shape[axis]
     informative = T.informative(values, profile.fraction, axis=axis)
     if profile.kind == "mr_contiguous":
