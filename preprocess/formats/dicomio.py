@@ -20,6 +20,7 @@ import numpy as np
 
 from preprocess.errors import RawDataError
 from preprocess.formats.headervalues import Field, bad_value, number, numbers_of
+from preprocess.formats.smallint import Histogram, apply_lut, every_value, is_small_int, value_counts
 
 RESCALE_SLOPE = Field("RescaleSlope (0028,1053)", smallest=1e-12)  # 0 would flatten every pixel to one value
 RESCALE_INTERCEPT = Field("RescaleIntercept (0028,1052)")
@@ -61,17 +62,88 @@ def _bits(dataset, path: Path) -> None:
 def read_dicom(path: Path) -> DicomImage:
     dataset, raw = _decode(path)
     slope = _value(dataset, "RescaleSlope", path, RESCALE_SLOPE, 1.0)
-    values = raw.astype(np.float64) * slope + _value(dataset, "RescaleIntercept", path, RESCALE_INTERCEPT, 0.0)
-    padding = _present(dataset, "PixelPaddingValue", path, PIXEL_PADDING)
-    valid = np.ones(raw.shape, bool) if padding is None else raw != number(padding, path, PIXEL_PADDING)
-    scaled = _to_display(values, valid, _window(dataset, path))
-    if str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1":
-        scaled = 255.0 - scaled
-    scaled[~valid] = 0
+    rule = _Rule(
+        slope,
+        _value(dataset, "RescaleIntercept", path, RESCALE_INTERCEPT, 0.0),
+        _padding(dataset, path),
+        _window(dataset, path),
+        str(dataset.get("PhotometricInterpretation", "MONOCHROME2")).strip() == "MONOCHROME1",
+    )
+    pixels = _by_table(raw, rule) if is_small_int(raw.dtype) else rule.to_uint8(raw, rule.bounds_of_pixels(raw))
     intent = str(dataset.get("PresentationIntentType", "")).upper()
     image_type = [str(v).upper() for v in (dataset.get("ImageType") or [])]
     for_processing = "FOR PROCESSING" in intent or "FOR PROCESSING" in " ".join(image_type)
-    return DicomImage(scaled.astype(np.uint8), for_processing)
+    return DicomImage(pixels, for_processing)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The header's mapping of stored values to 8 bits, applied to pixels or to a table of every stored value."""
+
+    slope: float
+    intercept: float
+    padding: float | None
+    window: tuple[float, float] | None
+    invert: bool  # MONOCHROME1
+
+    def rescaled(self, stored: np.ndarray) -> np.ndarray:
+        return stored.astype(np.float64) * self.slope + self.intercept
+
+    def padded(self, stored: np.ndarray) -> np.ndarray | None:
+        return None if self.padding is None else stored == self.padding
+
+    def bounds_of_pixels(self, raw: np.ndarray) -> tuple[float, float]:
+        """The window's bounds, else the 0.5th and 99.5th percentiles of the rescaled non-padding pixels."""
+        if self.window is not None:
+            return _window_bounds(self.window)
+        values, padded = self.rescaled(raw), self.padded(raw)
+        inside = values[~padded] if padded is not None and not padded.all() else values.ravel()
+        low, high = np.percentile(inside, [0.5, 99.5])
+        return float(low), float(high)
+
+    def to_uint8(self, stored: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+        """0..255 in float64 between the bounds (all 0 when they do not increase), truncated; MONOCHROME1
+        inverted; padding 0."""
+        low, high = bounds
+        values = self.rescaled(stored)
+        scaled = np.zeros(values.shape) if high <= low else (np.clip(values, low, high) - low) / (high - low) * 255.0
+        if self.invert:
+            scaled = 255.0 - scaled
+        padded = self.padded(stored)
+        if padded is not None:
+            scaled[padded] = 0
+        return scaled.astype(np.uint8)
+
+
+def _by_table(raw: np.ndarray, rule: _Rule) -> np.ndarray:
+    """The rule on every value of an 8/16-bit dtype, looked up per pixel: the same bytes as computing it on the
+    pixels, the percentiles read from the pixels' value counts (a linear rescaling keeps their order or
+    reverses it)."""
+    stored = every_value(raw.dtype)
+    if rule.window is not None:
+        bounds = _window_bounds(rule.window)
+    else:
+        counts = value_counts(raw)
+        padded = rule.padded(stored)
+        if padded is not None and counts[~padded].any():
+            counts[padded] = 0
+        table = rule.rescaled(stored)
+        # a negative slope (the header check allows one) reverses the order of the rescaled values
+        order = slice(None, None, -1 if rule.slope < 0 else 1)
+        sample = Histogram.of_counts(counts[order], table[order])
+        bounds = sample.percentile(0.5), sample.percentile(99.5)
+    return apply_lut(rule.to_uint8(stored, bounds), raw)
+
+
+def _window_bounds(window: tuple[float, float]) -> tuple[float, float]:
+    """DICOM PS3.3 C.11.2.1.2's linear function: the values mapped to 0 and to 255."""
+    center, width = window
+    return center - 0.5 - (width - 1) / 2, center - 0.5 + (width - 1) / 2
+
+
+def _padding(dataset, path: Path) -> float | None:
+    padding = _present(dataset, "PixelPaddingValue", path, PIXEL_PADDING)
+    return None if padding is None else number(padding, path, PIXEL_PADDING)
 
 
 def _decode(path: Path):
@@ -106,16 +178,3 @@ def _window(dataset, path: Path) -> tuple[float, float] | None:
         return None
     center, width = numbers_of(centers, path, WINDOW_CENTER)[0], numbers_of(widths, path, WINDOW_WIDTH)[0]
     return (center, width) if width >= 1 else None
-
-
-def _to_display(values: np.ndarray, valid: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
-    """0..255 (float) through the VOI window, else the 0.5-99.5 percentiles of valid pixels."""
-    if window is not None:
-        center, width = window
-        low, high = center - 0.5 - (width - 1) / 2, center - 0.5 + (width - 1) / 2
-    else:
-        inside = values[valid] if valid.any() else values.ravel()
-        low, high = np.percentile(inside, [0.5, 99.5])
-    if high <= low:
-        return np.zeros(values.shape)
-    return (np.clip(values, low, high) - low) / (high - low) * 255.0

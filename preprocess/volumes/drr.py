@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from preprocess.errors import RawDataError
+from preprocess.formats.smallint import is_small_int
 from preprocess.volumes import transforms as T
 from preprocess.volumes.io import Volume
 
@@ -43,7 +44,7 @@ def reference_drr(volume: Volume) -> np.ndarray:
     if data.ndim != 3 or min(data.shape) == 0:
         raise RawDataError(f"{volume.path}: cannot project a volume of shape {data.shape}")
     zooms = volume.header_zooms
-    rule = _IntegerRule(volume) if T.is_small_int(data.dtype) else _FloatRule(volume)
+    rule = _IntegerRule(volume) if is_small_int(data.dtype) else _FloatRule(volume)
     integral = np.zeros((data.shape[2], data.shape[0]), dtype=np.float32)  # (z, x), transposed below
     for k in range(data.shape[2]):
         rule.add_slice(data[:, :, k].T, integral[k])

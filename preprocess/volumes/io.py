@@ -31,7 +31,7 @@ from preprocess.errors import RawDataError
 from preprocess.formats.fsutil import is_within
 from preprocess.formats.headervalues import Field, number
 from preprocess.formats.rawroot import Boundary
-from preprocess.volumes.transforms import is_small_int
+from preprocess.formats.smallint import is_small_int
 
 # No file holds a byte beyond this offset (a seek past it overflows): a header that puts its voxels there is
 # corrupt (vox_offset 1e30), said before any read.

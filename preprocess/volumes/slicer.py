@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from preprocess.errors import RawDataError
+from preprocess.formats.smallint import Histogram, apply_lut, is_small_int
 from preprocess.volumes import transforms as T
 from preprocess.volumes.io import Limits, Volume, read_nifti_canonical, read_volume
 from preprocess.volumes.recipes import Profile, fill
@@ -56,9 +57,9 @@ def _mr_slices(volume: Volume, profile: Profile):
     the slices are chosen from and the window counted on the stored array, and each slice is looked up in the
     window's table over the dtype, with no float32 copy of the volume."""
     data = volume.data
-    if T.is_small_int(data.dtype) and not volume.is_scaled:
+    if is_small_int(data.dtype) and not volume.is_scaled:
         chosen = _mr_indices(data, profile, axis=2)
-        window = T.mr_window_of(T.Histogram.positive(data), profile.low_pct, profile.high_pct)
+        window = T.mr_window_of(Histogram.positive(data), profile.low_pct, profile.high_pct)
         lut = T.mr_lut(data.dtype, window)
         return [({"k": k, "index": int(i)}, _lookup(lut, data[:, :, i])) for k, i in enumerate(chosen)]
     values = T.finite_float32(volume.scaled(data))
@@ -82,14 +83,14 @@ def _ct_slice(volume: Volume, profile: Profile, index: int) -> np.ndarray:
 
 
 def _lookup(lut: np.ndarray, plane: np.ndarray) -> np.ndarray:
-    """The plane's values looked up in a table over its dtype (T.apply_lut)."""
+    """The plane's values looked up in a table over its dtype (apply_lut)."""
     if plane.flags.f_contiguous and not plane.flags.c_contiguous:
         # NIfTI stores x fastest, so the slice is column-major: NumPy's gather reads such an index across its
         # columns, at twice the time of looking up the row-major transpose and transposing the bytes back.
         import cv2
 
-        return cv2.transpose(T.apply_lut(lut, plane.T))
-    return T.apply_lut(lut, plane)
+        return cv2.transpose(apply_lut(lut, plane.T))
+    return apply_lut(lut, plane)
 
 
 def _cbct_views(data: np.ndarray, profile: Profile):
@@ -107,10 +108,10 @@ def _cbct_views(data: np.ndarray, profile: Profile):
 def _cbct_mapping(dtype: np.dtype, low: float, high: float):
     """The window as a table over every stored value of an 8/16-bit integer volume (each value as float32, as
     nibabel's get_fdata gives it), else computed on the float32 slice."""
-    if not T.is_small_int(dtype):
+    if not is_small_int(dtype):
         return lambda plane: T.cbct_to_uint8(plane, low, high)
     lut = T.cbct_lut(dtype, low, high)
-    return lambda plane: T.apply_lut(lut, plane)
+    return lambda plane: apply_lut(lut, plane)
 
 
 def _plane(data: np.ndarray, axis: int, index: int) -> np.ndarray:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from preprocess.formats.smallint import Histogram, every_value, is_small_int
+
 F32 = np.float32
 
 
@@ -30,14 +32,6 @@ def window_to_uint8(values: np.ndarray, level: float, width: float) -> np.ndarra
     return np.clip(scaled, F32(0), F32(255)).astype(np.uint8)
 
 
-SMALL_INTS = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
-
-
-def is_small_int(dtype: np.dtype) -> bool:
-    """8/16-bit integers: few enough values that a rule can be tabulated over all of them."""
-    return np.dtype(dtype) in SMALL_INTS
-
-
 def window_lut(
     dtype: np.dtype, level: float, width: float, slope: float = 1.0, inter: float = 0.0
 ) -> np.ndarray | None:
@@ -45,17 +39,8 @@ def window_lut(
     the scripts see it: header scaling in float64, then float32."""
     if not is_small_int(dtype):
         return None
-    info = np.iinfo(dtype)
-    values = np.arange(info.min, info.max + 1, dtype=np.float64) * slope + inter
+    values = every_value(dtype).astype(np.float64) * slope + inter
     return window_to_uint8(values.astype(F32), level, width)
-
-
-def apply_lut(lut: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """lut[value - dtype min] for every voxel, gathered through the unsigned view (no int64 index array)."""
-    offset = -int(np.iinfo(data.dtype).min)
-    if not offset:
-        return np.take(lut, data)
-    return np.take(np.roll(lut, offset), data.view(f"u{data.dtype.itemsize}"))
 
 
 @dataclass(frozen=True)
@@ -97,8 +82,7 @@ def mr_to_uint8(plane32: np.ndarray, window: MrWindow | None) -> np.ndarray:
 
 def mr_lut(dtype: np.dtype, window: MrWindow | None) -> np.ndarray:
     """`mr_to_uint8` over every value of an 8/16-bit integer dtype (each value as float32), for apply_lut."""
-    info = np.iinfo(dtype)
-    return mr_to_uint8(np.arange(info.min, info.max + 1).astype(F32), window)
+    return mr_to_uint8(every_value(dtype).astype(F32), window)
 
 
 def finite_float32(values: np.ndarray) -> np.ndarray:
@@ -217,109 +201,9 @@ class _Values:
         return float(self.values.max())
 
 
-@dataclass(frozen=True)
-class Histogram:
-    """An 8/16-bit integer volume's non-zero values (all of them when every one is zero; `positive`: the values
-    > 0) as counts of each distinct value: its order statistics, hence np.percentile's result on those values
-    as float32, without sorting or copying the volume."""
-
-    values: np.ndarray  # the distinct values present, ascending, float32
-    ends: np.ndarray  # cumulative counts: values[i] fills the sorted positions ends[i-1] .. ends[i] - 1
-
-    @classmethod
-    def of(cls, volume: np.ndarray) -> Histogram:
-        counts = value_counts(volume)
-        first = int(np.iinfo(volume.dtype).min)
-        if counts.sum() > counts[-first]:
-            counts[-first] = 0  # zeros are left out when anything else is there
-        return cls._of_counts(counts, first)
-
-    @classmethod
-    def positive(cls, volume: np.ndarray) -> Histogram:
-        """The values > 0 only (the MR rule's foreground), none when nothing is > 0."""
-        counts = value_counts(volume)
-        first = int(np.iinfo(volume.dtype).min)
-        counts[: 1 - first] = 0  # index value - first: zero and the negative values
-        return cls._of_counts(counts, first)
-
-    @classmethod
-    def _of_counts(cls, counts: np.ndarray, first: int) -> Histogram:
-        present = np.flatnonzero(counts)
-        return cls((present + first).astype(F32), np.cumsum(counts[present]))
-
-    @property
-    def size(self) -> int:
-        return int(self.ends[-1]) if self.ends.size else 0
-
-    def at(self, position: int) -> np.float32:
-        """The value at a position of the sorted sample."""
-        return self.values[np.searchsorted(self.ends, position, side="right")]
-
-    def percentile(self, q: float) -> float:
-        """np.percentile(sample, q) for the default (linear) method, operation by operation: the virtual
-        position (n - 1) * q / 100 in float64, its two neighbours, and the interpolation in float32."""
-        last = self.size - 1
-        virtual = last * (q / 100)
-        below = min(int(np.floor(virtual)), last)
-        low, high = self.at(below), self.at(min(below + 1, last))
-        return float(_lerp32(low, high, virtual - below))
-
-    def min(self) -> float:
-        return float(self.values[0])
-
-    def max(self) -> float:
-        return float(self.values[-1])
-
-
-def _lerp32(low: np.float32, high: np.float32, gamma: float) -> np.float32:
-    """numpy's quantile interpolation for float32 neighbours (gamma taken as float32): from the nearer one."""
-    step = high - low
-    if gamma >= 0.5:
-        return high - step * F32(1 - gamma)
-    return low + step * F32(gamma)
-
-
-# Voxels per OpenCV histogram: it counts in int32 and hands the counts back as float32, exact integers up to
-# 2**24, so no bin of a chunk can reach a count that float32 would round.
-HISTOGRAM_CHUNK = 1 << 22
-
-
-def value_counts(volume: np.ndarray) -> np.ndarray:
-    """How often each value of an 8/16-bit integer dtype occurs, indexed by value - dtype min."""
-    flat = _memory_order(volume)
-    unsigned = flat.view(f"u{flat.dtype.itemsize}")
-    span = 1 << (8 * flat.dtype.itemsize)
-    counts = np.zeros(span, dtype=np.int64)
-    for start in range(0, unsigned.size, HISTOGRAM_CHUNK):
-        counts += _chunk_counts(unsigned[start : start + HISTOGRAM_CHUNK], span)
-    offset = -int(np.iinfo(volume.dtype).min)
-    return np.roll(counts, offset) if offset else counts  # the unsigned view puts negative values last
-
-
-def _chunk_counts(unsigned: np.ndarray, span: int) -> np.ndarray:
-    """Counts of each unsigned 8/16-bit value 0 .. span - 1 in a contiguous run of voxels: OpenCV's uniform
-    histogram with one bin per value (bin = floor(value * 1.0), exact), in half the time of np.bincount,
-    which first widens every voxel to an int64 index."""
-    import cv2
-
-    counts = cv2.calcHist([unsigned.reshape(1, -1)], [0], None, [span], [0, span])
-    return counts.ravel().astype(np.int64)
-
-
-def _memory_order(volume: np.ndarray) -> np.ndarray:
-    """The elements as one flat array in memory order: a view of a whole block read in any axis order with
-    any flips (a reoriented volume), a copy only when the elements are not one block."""
-    for axis in range(volume.ndim):
-        if volume.strides[axis] < 0:
-            volume = np.flip(volume, axis)
-    order = np.argsort(volume.strides, kind="stable")[::-1]
-    return volume.transpose(order).reshape(-1)
-
-
 def cbct_lut(dtype: np.dtype, low: float, high: float) -> np.ndarray:
     """`cbct_to_uint8` over every value of an 8/16-bit integer dtype (each value as float32), for apply_lut."""
-    info = np.iinfo(dtype)
-    return cbct_to_uint8(np.arange(info.min, info.max + 1).astype(F32), low, high)
+    return cbct_to_uint8(every_value(dtype).astype(F32), low, high)
 
 
 def cbct_indices(length: int, count: int, fractions: tuple[float, float]) -> np.ndarray:

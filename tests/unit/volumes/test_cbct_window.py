@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from preprocess.formats import smallint
 from preprocess.volumes import transforms as T
 
 QS = (0.0, 0.5, 25.0, 50.0, 99.5, 100.0, 33.3)
@@ -64,7 +65,7 @@ def test_histogram_percentiles_are_numpys_bit_for_bit(name):
     values = volume.astype(np.float32).ravel()
     if (values != 0).any():
         values = values[values != 0]
-    histogram = T.Histogram.of(volume)
+    histogram = smallint.Histogram.of(volume)
     assert histogram.size == values.size
     for q in QS:
         assert bits(histogram.percentile(q)) == bits(float(np.percentile(values, q))), q
@@ -97,12 +98,12 @@ def test_the_float_path_leaves_out_nan_and_infinities():
 def test_a_reoriented_view_is_counted_in_place_with_the_same_histogram():
     volume = np.asfortranarray(VOLUMES["int16 CBCT-like"])
     view = np.flip(volume, (0, 2)).transpose(1, 2, 0)
-    flat = T._memory_order(view)
+    flat = smallint._memory_order(view)
     assert np.shares_memory(flat, volume) and flat.size == volume.size
-    assert np.array_equal(T.value_counts(view), T.value_counts(volume))
+    assert np.array_equal(smallint.value_counts(view), smallint.value_counts(volume))
     values, counts = np.unique(volume, return_counts=True)
-    assert np.array_equal(T.value_counts(volume)[values.astype(np.int64) + 32768], counts)
-    assert T.value_counts(volume).sum() == volume.size
+    assert np.array_equal(smallint.value_counts(volume)[values.astype(np.int64) + 32768], counts)
+    assert smallint.value_counts(volume).sum() == volume.size
     assert bits(*T.cbct_window(view, 0.5, 99.5, 1.2)) == bits(*ref_window(volume.astype(np.float32)))
 
 
@@ -111,4 +112,4 @@ def test_the_table_maps_each_stored_value_as_its_float32_would():
     plane = rng.integers(-32768, 32768, (40, 30)).astype(np.int16)
     low, high = -812.0, -812.0 + 2911.0 * 1.2
     want = (np.clip((plane.astype(np.float32) - np.float32(low)) / np.float32(high - low), 0, 1) * 255).astype(np.uint8)
-    assert np.array_equal(T.apply_lut(T.cbct_lut(plane.dtype, low, high), plane.T), want.T)
+    assert np.array_equal(smallint.apply_lut(T.cbct_lut(plane.dtype, low, high), plane.T), want.T)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from preprocess.formats import smallint
 from preprocess.volumes import slicer
 from preprocess.volumes import transforms as T
 from preprocess.volumes.io import Volume
@@ -108,7 +109,7 @@ VOLUMES = dict(random_volumes())
 def test_the_positive_histogram_has_numpys_percentiles_of_the_foreground(name):
     volume = VOLUMES[name]
     foreground = ref_foreground(volume)
-    histogram = T.Histogram.positive(volume)
+    histogram = smallint.Histogram.positive(volume)
     assert histogram.size == foreground.size
     if foreground.size == 0:
         return
@@ -159,7 +160,7 @@ def test_the_table_is_the_float_formula_on_every_value(dtype):
     values = every.astype(np.float32)
     want = np.clip((np.clip(values, lo, hi) - lo) / (hi - lo) * 255.0, 0, 255).astype(np.uint8)
     assert np.array_equal(T.mr_lut(np.dtype(dtype), window), want)
-    assert np.array_equal(T.apply_lut(T.mr_lut(np.dtype(dtype), window), every), want)
+    assert np.array_equal(smallint.apply_lut(T.mr_lut(np.dtype(dtype), window), every), want)
     assert not T.mr_lut(np.dtype(dtype), None).any()
 
 
@@ -170,11 +171,11 @@ def test_every_value_of_the_dtype_is_counted_in_its_own_bin(dtype):
     twice = np.concatenate([every, every[::-1], every[:5]]).reshape(1, 1, -1)
     want = np.full(every.size, 2)
     want[:5] = 3
-    assert np.array_equal(T.value_counts(twice), want)
+    assert np.array_equal(smallint.value_counts(twice), want)
 
 
 def test_a_value_more_often_than_float32_counts_exactly_is_counted_exactly():
     volume = np.zeros((4097, 4096, 1), np.uint8)  # 2**24 + 4096 zeros less the few below
     volume[0, :3, 0] = 7, 255, 7
-    counts = T.value_counts(volume)
+    counts = smallint.value_counts(volume)
     assert counts[0] == volume.size - 3 and counts[7] == 2 and counts[255] == 1 and counts.sum() == volume.size
